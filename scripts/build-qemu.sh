@@ -1,0 +1,42 @@
+#!/bin/bash
+# Configure (once) and build the patched QEMU in qemu/build.
+#
+#   scripts/build-qemu.sh [ninja targets...]
+#
+# riscv64-softmmu only, the virt board's devices only, TCG plugins on,
+# ccache when installed.  Reconfigures when the options below change.
+set -euo pipefail
+
+. "$(dirname "$0")/lib.sh"
+
+src=$RVPA_QEMU/src
+build=$RVPA_QEMU/build
+[ -f "$src/.rvpa-source" ] || die "no QEMU tree in $src: run scripts/fetch-qemu.sh"
+[ -L "$src/configs/devices/riscv64-softmmu/rvpa-minimal.mak" ] ||
+    die "the series is not applied to $src: run scripts/qemu-tree.sh"
+
+configure_opts=(
+    --target-list=riscv64-softmmu
+    --without-default-devices --with-devices-riscv64=rvpa-minimal
+    --without-default-features
+    --enable-tcg --enable-plugins --enable-fdt=system
+    --disable-tools --disable-docs --disable-install-blobs
+    --disable-download --disable-containers --disable-rust
+    --enable-werror
+    --python="$RVPA_PYTHON"
+)
+want="${configure_opts[*]}"
+
+if [ ! -f "$build/build.ninja" ] || [ "$(cat "$build/.rvpa-configure" 2>/dev/null)" != "$want" ]; then
+    rm -rf "$build"
+    mkdir -p "$build"
+    info "configuring QEMU in $build"
+    (cd "$build" && "$src/configure" "${configure_opts[@]}") > "$build/configure.log" 2>&1 || {
+        tail -30 "$build/configure.log" >&2
+        die "QEMU configure failed; full log in $build/configure.log"
+    }
+    echo "$want" > "$build/.rvpa-configure"
+fi
+
+ninja -C "$build" "${@:-qemu-system-riscv64}" ||
+    die "QEMU build failed (ninja -C $build)"
