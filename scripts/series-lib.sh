@@ -52,9 +52,12 @@ series_entries() {
         "$SERIES_FILE" | grep -v '^$' || true
 }
 
-# series_key: changes whenever the series or a patch in it changes.
+# series_key: changes whenever the series, a patch in it or the way the
+# chain is built changes.
 series_key() {
     {
+        cat "${BASH_SOURCE[0]}"
+        git -C "$RVPA_QEMU/src" rev-parse rvpa-base
         cat "$SERIES_FILE" 2>/dev/null || true
         series_entries | while read -r patch _; do
             cat "$RVPA_ROOT/patches/$patch" 2>/dev/null || echo "missing $patch"
@@ -78,7 +81,7 @@ build_series_chain() {
     while read -r patch overlay; do
         local pf=$RVPA_ROOT/patches/$patch
         [ -f "$pf" ] || die "patches/series names $patch, which is not in patches/"
-        git mailinfo -k "$tmp/msg" "$tmp/diff" < "$pf" > "$tmp/info" ||
+        git mailinfo -b "$tmp/msg" "$tmp/diff" < "$pf" > "$tmp/info" ||
             die "patches/$patch is not a git format-patch mail"
         local subject author email date
         subject=$(sed -n 's/^Subject: //p' "$tmp/info")

@@ -1,0 +1,85 @@
+/*
+ * RISC-V control-transfer classification (E-trace itype codes)
+ *
+ * One classifier for everything that needs to know what kind of control
+ * transfer an instruction is: the CTR engine (ctrdata.TYPE uses the same
+ * codes), the trace-encoder ingress and the host trace decoder.  Plain C,
+ * no QEMU dependency beyond qemu/osdep.h (a stub in host builds).
+ *
+ * Reference: Efficient Trace for RISC-V v1.1.1 draft, section 4.1.1 (jump
+ * classification) and table 4.1 (itype codes).
+ *
+ * Copyright (c) 2026 The rvpa authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef RISCV_INSN_CLASS_H
+#define RISCV_INSN_CLASS_H
+
+/* E-trace itype, 4-bit encoding (table 4.1). */
+typedef enum RISCVIType {
+    RISCV_ITYPE_NONE = 0,
+    RISCV_ITYPE_EXCEPTION = 1,
+    RISCV_ITYPE_INTERRUPT = 2,
+    RISCV_ITYPE_TRAP_RETURN = 3,
+    RISCV_ITYPE_NOT_TAKEN_BRANCH = 4,
+    RISCV_ITYPE_TAKEN_BRANCH = 5,
+    RISCV_ITYPE_UNINFERABLE_JUMP_3BIT = 6, /* only with itype_width_p 3 */
+    RISCV_ITYPE_UNINFERABLE_CALL = 8,
+    RISCV_ITYPE_INFERABLE_CALL = 9,
+    RISCV_ITYPE_UNINFERABLE_TAIL_CALL = 10,
+    RISCV_ITYPE_INFERABLE_TAIL_CALL = 11,
+    RISCV_ITYPE_COROUTINE_SWAP = 12,
+    RISCV_ITYPE_RETURN = 13,
+    RISCV_ITYPE_OTHER_UNINFERABLE_JUMP = 14,
+    RISCV_ITYPE_OTHER_INFERABLE_JUMP = 15,
+} RISCVIType;
+
+/* What an instruction does to the flow of control. */
+typedef enum RISCVInsnFlow {
+    RISCV_FLOW_SEQUENTIAL,  /* falls through to the next instruction */
+    RISCV_FLOW_BRANCH,      /* conditional: itype 4 or 5 when retired */
+    RISCV_FLOW_JUMP,        /* jal/jalr and compressed forms: itype 8..15 */
+    RISCV_FLOW_TRAP_RETURN, /* mret, sret, mnret: itype 3 */
+    RISCV_FLOW_TRAP,        /* ecall, ebreak, c.ebreak: always trap */
+} RISCVInsnFlow;
+
+typedef struct RISCVInsnClass {
+    RISCVInsnFlow flow;
+    RISCVIType itype;       /* for RISCV_FLOW_JUMP and _TRAP_RETURN */
+    unsigned len;           /* 2 or 4 bytes */
+    unsigned rd, rs1;       /* link and target registers of a jump */
+    bool inferable;         /* jump target in the opcode (jal, branches) */
+    long offset;            /* pc-relative target of branches and jal */
+    bool sets_constant;     /* lui, c.lui or auipc: sijump source */
+} RISCVInsnClass;
+
+/*
+ * itype of a jump from its link register rd, its target register rs1
+ * (ignored when inferable) and whether its target is in the opcode.
+ * Compressed forms are passed as their 32-bit equivalents (c.jalr rs1 is
+ * jalr x1, rs1; c.jr rs1 is jalr x0, rs1; c.j is jal x0; c.jal is jal x1).
+ */
+RISCVIType riscv_jump_itype(bool inferable, unsigned rd, unsigned rs1);
+
+/*
+ * Classify the instruction whose first 16 or 32 bits are insn (the upper
+ * half is ignored for compressed instructions).  xlen is 32 or 64 (c.jal
+ * exists only on RV32).  Returns false for encodings that are not valid
+ * control transfers or sequential instructions of RV32/64GC; the caller
+ * then treats the instruction as sequential.
+ */
+bool riscv_classify_insn(uint32_t insn, unsigned xlen, RISCVInsnClass *out);
+
+/* Length in bytes of the instruction starting with these 16 bits. */
+static inline unsigned riscv_insn_len(uint16_t first_half)
+{
+    return (first_half & 3) == 3 ? 4 : 2;
+}
+
+/* True for itypes that end a block with an uninferable target. */
+bool riscv_itype_is_uninferable(RISCVIType itype);
+
+/* Name of an itype for logs and tools. */
+const char *riscv_itype_name(RISCVIType itype);
+
+#endif /* RISCV_INSN_CLASS_H */

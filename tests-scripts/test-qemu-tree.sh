@@ -1,0 +1,69 @@
+#!/bin/bash
+# scripts/qemu-tree.sh on a scratch copy of qemu/src: idempotent sync,
+# a patch that no longer applies names the patch and the file, an edit
+# made in place is refused (and dropped with --force), stale links go.
+set -u
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+unset RVPA_QEMU RVPA_BUILD     # the scratch copy must use its own tree
+fail=0
+ok() { echo "ok - $*"; }
+not_ok() { echo "not ok - $*"; fail=1; }
+
+[ -d "$root/qemu/src/.git" ] || { echo "1..0 # SKIP no qemu/src (run scripts/fetch-qemu.sh)"; exit 0; }
+echo "1..6"
+
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+# A scratch project: the real scripts and series, its own QEMU tree.
+mkdir -p "$scratch/proj/qemu"
+cp -r "$root/scripts" "$root/patches" "$scratch/proj/"
+for d in target-riscv hw-riscv-trace tests-qtest docs; do
+    [ -d "$root/$d" ] && cp -r "$root/$d" "$scratch/proj/"
+done
+git clone -q --shared "$root/qemu/src" "$scratch/proj/qemu/src"
+git -C "$scratch/proj/qemu/src" tag rvpa-base "$(git -C "$root/qemu/src" rev-parse rvpa-base)" 2>/dev/null
+git -C "$scratch/proj/qemu/src" checkout -q rvpa-base
+tree=$scratch/proj/scripts/qemu-tree.sh
+src=$scratch/proj/qemu/src
+
+out=$(bash "$tree" 2>&1) && [ -L "$src/target/riscv/insn_class.c" ] &&
+    ok "sync applies the series and links the overlay" ||
+    not_ok "sync: $out"
+
+before=$(stat -c %Y "$src/target/riscv/meson.build")
+sleep 1
+out=$(bash "$tree" 2>&1)
+[ -z "$out" ] && [ "$(stat -c %Y "$src/target/riscv/meson.build")" = "$before" ] &&
+    ok "a second sync changes nothing" || not_ok "second sync: $out"
+
+echo "/* edited in place */" >> "$src/target/riscv/cpu.c"
+if out=$(bash "$tree" 2>&1); then
+    not_ok "an edit in place was accepted"
+else
+    case "$out" in
+    *"edited in place"*"target/riscv/cpu.c"*) ok "an edit in place stops the sync, naming the file" ;;
+    *) not_ok "wrong message for an edit in place: $out" ;;
+    esac
+fi
+out=$(bash "$tree" --force 2>&1) && ! grep -q "edited in place" "$src/target/riscv/cpu.c" &&
+    ok "--force drops the edit" || not_ok "--force: $out"
+
+p=$scratch/proj/patches/0001-target-riscv-add-a-control-transfer-classifier.patch
+sed -i "s/^   'translate.c',/   'no-such-line.c',/" "$p"
+if out=$(bash "$tree" 2>&1); then
+    not_ok "a patch that does not apply was accepted"
+else
+    case "$out" in
+    *"patches/0001-target-riscv-add-a-control-transfer-classifier.patch does not apply to target/riscv/meson.build"*)
+        ok "a patch that does not apply is named, with its file" ;;
+    *) not_ok "wrong message for a failing patch: $out" ;;
+    esac
+fi
+cp "$root/patches/$(basename "$p")" "$p"
+
+mv "$scratch/proj/target-riscv/insn_class.h" "$scratch/proj/target-riscv/gone.h"
+bash "$tree" >/dev/null 2>&1
+[ ! -e "$src/target/riscv/insn_class.h" ] && [ -L "$src/target/riscv/gone.h" ] &&
+    ok "links follow renamed overlay files" || not_ok "stale or missing overlay link"
+exit $fail
