@@ -40,7 +40,9 @@ _start:
     REG_S   zero, 0(t0)
     addi    t0, t0, REGBYTES
     j       1b
-2:  call    rv_init
+2:  la      t0, rv_boot_fdt       /* a1: the device tree from QEMU */
+    REG_S   a1, 0(t0)
+    call    rv_init
     call    main
     call    rv_finish
 park:

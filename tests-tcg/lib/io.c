@@ -60,6 +60,7 @@ int rv_vprintf(const char *fmt, va_list ap)
 
     for (; *fmt; fmt++) {
         int longs = 0, width = 0;
+        bool left = false;
         char pad = ' ';
         unsigned long long u;
         long long s;
@@ -70,6 +71,10 @@ int rv_vprintf(const char *fmt, va_list ap)
             continue;
         }
         fmt++;
+        if (*fmt == '-') {
+            left = true;
+            fmt++;
+        }
         if (*fmt == '0') {
             pad = '0';
             fmt++;
@@ -112,9 +117,18 @@ int rv_vprintf(const char *fmt, va_list ap)
             break;
         case 's': {
             const char *str = va_arg(ap, const char *);
+            int len;
 
-            rv_puts(str ? str : "(null)");
-            count += strlen(str ? str : "(null)");
+            str = str ? str : "(null)";
+            len = strlen(str);
+            for (; !left && width > len; width--, count++) {
+                rv_putc(' ');
+            }
+            rv_puts(str);
+            count += len;
+            for (; left && width > len; width--, count++) {
+                rv_putc(' ');
+            }
             break;
         }
         case '%':

@@ -128,7 +128,7 @@ void rv_csr_write_num(unsigned csrno, unsigned long value);
 
 void rv_putc(char c);
 void rv_puts(const char *s);
-/* printf subset: %s %c %d %i %u %x %p %%, with l/ll, width and 0 flag. */
+/* printf subset: %s %c %d %i %u %x %p %%, l/ll, width, 0 and - flags. */
 int rv_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int rv_vprintf(const char *fmt, va_list ap);
 
@@ -243,6 +243,17 @@ void rv_irq_disable(void);
 /* Wait until *counter >= target; false if ticks of mtime passed first. */
 bool rv_wait_until(volatile unsigned long *counter, unsigned long target,
                    uint64_t ticks);
+
+/* -------------------------------------------------------- device tree */
+
+/* The flattened device tree QEMU passed to hart 0 (a1 at reset). */
+extern const void *rv_boot_fdt;
+
+/*
+ * Property prop of the node at path (e.g. "/cpus/cpu@0") of the boot
+ * device tree; NULL if absent.  *len gets its length in bytes.
+ */
+const void *rv_fdt_prop(const char *path, const char *prop, unsigned *len);
 
 /* --------------------------------------------------------------- misc */
 

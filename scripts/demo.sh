@@ -1,0 +1,15 @@
+#!/bin/bash
+# The demo: the bundled guest program on the built QEMU, showing what the
+# CPU offers.  Run scripts/bootstrap.sh first.
+set -euo pipefail
+
+. "$(dirname "$0")/lib.sh"
+
+qemu=$RVPA_QEMU/build/qemu-system-riscv64
+elf=$RVPA_BUILD/tests-tcg/demo-rv64.elf
+[ -x "$qemu" ] && [ -f "$elf" ] || die "nothing built yet: run scripts/bootstrap.sh"
+
+cpu=rv64,h=on,sscofpmf=on,smcsrind=on,sscsrind=on,smctr=on,ssctr=on
+echo "\$ qemu-system-riscv64 -M virt -bios none -cpu $cpu -kernel demo-rv64.elf"
+"$qemu" -M virt -bios none -display none -monitor none -serial stdio \
+    -cpu "$cpu" -kernel "$elf"
