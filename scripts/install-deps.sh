@@ -10,10 +10,10 @@ set -euo pipefail
 
 die() { echo "install-deps: error: $*" >&2; exit 1; }
 
-[ "$(id -u)" = 0 ] || die "run as root (apt-get install is needed)"
 [ -r /etc/debian_version ] || die "not a Debian system; see README (Without Debian)"
 
 SRC_LIST=/etc/apt/sources.list.d/rvpa-qemu.sources
+PIN=/etc/apt/preferences.d/rvpa-no-trixie-binaries
 want_sources() {
     cat <<'EOS'
 # Added by rvpa scripts/install-deps.sh
@@ -33,16 +33,8 @@ EOS
 }
 
 updated=0
-if ! cmp -s <(want_sources) "$SRC_LIST" 2>/dev/null; then
-    want_sources > "$SRC_LIST"
-    updated=1
-fi
-# Trixie binaries must never be picked: pin them out in case an admin
-# adds a binary entry for trixie.
-PIN=/etc/apt/preferences.d/rvpa-no-trixie-binaries
-if [ ! -f "$PIN" ]; then
-    printf 'Package: *\nPin: release n=trixie\nPin-Priority: -1\n' > "$PIN"
-fi
+cmp -s <(want_sources) "$SRC_LIST" 2>/dev/null || updated=1
+[ -f "$PIN" ] || updated=1
 
 PKGS=(
     build-essential pkg-config ninja-build ccache git dpkg-dev xz-utils
@@ -73,6 +65,12 @@ if [ ${#missing[@]} -eq 0 ] && [ $updated = 0 ]; then
     echo "install-deps: all dependencies present"
     exit 0
 fi
+[ "$(id -u)" = 0 ] || die "run as root: missing ${missing[*]:-apt sources}"
+
+want_sources > "$SRC_LIST"
+# Trixie binaries must never be picked: pin them out in case an admin
+# adds a binary entry for trixie.
+printf 'Package: *\nPin: release n=trixie\nPin-Priority: -1\n' > "$PIN"
 
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q || die "apt-get update failed (no network to Debian's archive?)"

@@ -95,18 +95,9 @@ park:
 rv_enter_mode:
     REG_S   ra, (0 * REGBYTES)(a2)
     REG_S   sp, (1 * REGBYTES)(a2)
-    REG_S   s0, (2 * REGBYTES)(a2)
-    REG_S   s1, (3 * REGBYTES)(a2)
-    REG_S   s2, (4 * REGBYTES)(a2)
-    REG_S   s3, (5 * REGBYTES)(a2)
-    REG_S   s4, (6 * REGBYTES)(a2)
-    REG_S   s5, (7 * REGBYTES)(a2)
-    REG_S   s6, (8 * REGBYTES)(a2)
-    REG_S   s7, (9 * REGBYTES)(a2)
-    REG_S   s8, (10 * REGBYTES)(a2)
-    REG_S   s9, (11 * REGBYTES)(a2)
-    REG_S   s10, (12 * REGBYTES)(a2)
-    REG_S   s11, (13 * REGBYTES)(a2)
+    .irp    n,0,1,2,3,4,5,6,7,8,9,10,11
+    REG_S   s\n, ((\n + 2) * REGBYTES)(a2)
+    .endr
     csrw    mepc, a3
     mv      a2, a4
     addi    sp, sp, -64
@@ -162,18 +153,9 @@ rv_leave_mode:
     csrw    mscratch, t0
     REG_L   ra, (0 * REGBYTES)(a0)
     REG_L   sp, (1 * REGBYTES)(a0)
-    REG_L   s0, (2 * REGBYTES)(a0)
-    REG_L   s1, (3 * REGBYTES)(a0)
-    REG_L   s2, (4 * REGBYTES)(a0)
-    REG_L   s3, (5 * REGBYTES)(a0)
-    REG_L   s4, (6 * REGBYTES)(a0)
-    REG_L   s5, (7 * REGBYTES)(a0)
-    REG_L   s6, (8 * REGBYTES)(a0)
-    REG_L   s7, (9 * REGBYTES)(a0)
-    REG_L   s8, (10 * REGBYTES)(a0)
-    REG_L   s9, (11 * REGBYTES)(a0)
-    REG_L   s10, (12 * REGBYTES)(a0)
-    REG_L   s11, (13 * REGBYTES)(a0)
+    .irp    n,0,1,2,3,4,5,6,7,8,9,10,11
+    REG_L   s\n, ((\n + 2) * REGBYTES)(a0)
+    .endr
     mv      a0, a1
     ret
 
