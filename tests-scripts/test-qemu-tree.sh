@@ -1,7 +1,9 @@
 #!/bin/bash
-# scripts/qemu-tree.sh on a scratch copy of qemu/src: idempotent sync,
-# a patch that no longer applies names the patch and the file, an edit
-# made in place is refused (and dropped with --force), stale links go.
+# The tree and series scripts on a scratch copy of the project and of
+# qemu/src: idempotent sync, a patch that no longer applies names the
+# patch and the file, an edit made in place is refused (and dropped with
+# --force), stale links go, edit-patch.sh, and export-series.sh refusing
+# unlisted overlay files and reporting checkpatch errors.
 set -u
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -11,7 +13,7 @@ ok() { echo "ok - $*"; }
 not_ok() { echo "not ok - $*"; fail=1; }
 
 [ -d "$root/qemu/src/.git" ] || { echo "1..0 # SKIP no qemu/src (run scripts/fetch-qemu.sh)"; exit 0; }
-echo "1..6"
+echo "1..10"
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
@@ -66,4 +68,47 @@ mv "$scratch/proj/target-riscv/insn_class.h" "$scratch/proj/target-riscv/gone.h"
 bash "$tree" >/dev/null 2>&1
 [ ! -e "$src/target/riscv/insn_class.h" ] && [ -L "$src/target/riscv/gone.h" ] &&
     ok "links follow renamed overlay files" || not_ok "stale or missing overlay link"
+mv "$scratch/proj/target-riscv/gone.h" "$scratch/proj/target-riscv/insn_class.h"
+bash "$tree" >/dev/null 2>&1
+edit=$scratch/proj/scripts/edit-patch.sh
+echo "/* hook */" >> "$src/target/riscv/cpu.h"
+out=$(bash "$edit" new test-hook "target/riscv: test hook" 2>&1)
+p3=$scratch/proj/patches/0003-test-hook.patch
+[ -f "$p3" ] && grep -q '^+/\* hook \*/' "$p3" &&
+    grep -q '^0003-test-hook.patch$' "$scratch/proj/patches/series" &&
+    [ -z "$(git -C "$src" status --porcelain --untracked-files=no)" ] &&
+    ok "edit-patch new turns an edit in place into the last patch" ||
+    not_ok "edit-patch new: $out"
+
+echo "/* more */" >> "$src/target/riscv/cpu.h"
+out=$(bash "$edit" amend 2>&1)
+grep -q '^+/\* hook \*/' "$p3" && grep -q '^+/\* more \*/' "$p3" &&
+    grep -q '^Subject: \[PATCH\] target/riscv: test hook' "$p3" &&
+    [ -z "$(git -C "$src" status --porcelain --untracked-files=no)" ] &&
+    ok "edit-patch amend folds an edit into the last patch" ||
+    not_ok "edit-patch amend: $out"
+export=$scratch/proj/scripts/export-series.sh
+printf '/* x */\n' > "$scratch/proj/target-riscv/unlisted.c"
+if out=$(bash "$export" "$scratch/series" 2>&1); then
+    not_ok "an overlay file missing from patches/series was exported"
+else
+    case "$out" in
+    *"target-riscv/unlisted.c is not listed in patches/series"*)
+        ok "export refuses an overlay file no series line names" ;;
+    *) not_ok "wrong message for an unlisted file: $out" ;;
+    esac
+fi
+# A C file in QEMU's tree with a style error checkpatch.pl reports.
+printf '#include "qemu/osdep.h"\nint f(void) {\n\treturn 0;\n}\n' \
+    > "$scratch/proj/target-riscv/unlisted.c"
+sed -i 's|^0003-test-hook.patch$|& target-riscv/unlisted.c|' "$scratch/proj/patches/series"
+if out=$(bash "$export" --check "$scratch/series" 2>&1); then
+    not_ok "checkpatch errors did not fail the export: $out"
+else
+    case "$out" in
+    *"0003-target-riscv-test-hook.patch: total: "[1-9]*" errors"*"checkpatch.pl found"*)
+        ok "checkpatch errors fail the export, naming the patch" ;;
+    *) not_ok "wrong report for checkpatch errors: $out" ;;
+    esac
+fi
 exit $fail
