@@ -3,15 +3,13 @@
 # (scripts/qemu-tree.sh) and build the given ninja targets incrementally.
 # Called by the top-level meson build before any test that runs QEMU.
 #
-#   scripts/qemu-update.sh STAMP QEMU-BUILD-DIR [ninja targets...]
+#   scripts/qemu-update.sh STAMP [ninja targets...]
 set -euo pipefail
 
 . "$(dirname "$0")/lib.sh"
 
-stamp=$1 build=$2
-shift 2
-[ "$build" = "$RVPA_QEMU/build" ] ||
-    die "QEMU build directory $build is not this checkout's $RVPA_QEMU/build"
+stamp=$1
+shift
 "$RVPA_ROOT/scripts/qemu-tree.sh"
 "$RVPA_ROOT/scripts/build-qemu.sh" "$@"
 touch "$stamp"
