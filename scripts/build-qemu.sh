@@ -26,6 +26,12 @@ configure_opts=(
     --python="$RVPA_PYTHON"
 )
 want="${configure_opts[*]}"
+# QEMU's configure names the compiler, so meson never adds ccache itself:
+# Debian's ccache masquerade directory in PATH makes cc ccache.
+if [ -d /usr/lib/ccache ] && [ -z "${RVPA_NO_CCACHE:-}" ]; then
+    export PATH=/usr/lib/ccache:$PATH
+    want="$want (ccache)"
+fi
 
 if [ ! -f "$build/build.ninja" ] || [ "$(cat "$build/.rvpa-configure" 2>/dev/null)" != "$want" ]; then
     rm -rf "$build"
