@@ -11,5 +11,4 @@ elf=$RVPA_BUILD/tests-tcg/demo-rv64.elf
 
 cpu=rv64,h=on,sscofpmf=on,smcsrind=on,sscsrind=on,smctr=on,ssctr=on
 echo "\$ qemu-system-riscv64 -M virt -bios none -cpu $cpu -kernel demo-rv64.elf"
-"$qemu" -M virt -bios none -display none -monitor none -serial stdio \
-    -cpu "$cpu" -kernel "$elf"
+"$RVPA_ROOT/tests-tcg/run-guest.sh" "$qemu" "$elf" "$cpu"
