@@ -72,10 +72,12 @@ mv "$scratch/proj/target-riscv/gone.h" "$scratch/proj/target-riscv/insn_class.h"
 bash "$tree" >/dev/null 2>&1
 edit=$scratch/proj/scripts/edit-patch.sh
 echo "/* hook */" >> "$src/target/riscv/cpu.h"
+# The new patch comes after the project's own.
+n=$(printf '%04d' $(($(grep -c '^[0-9]' "$scratch/proj/patches/series") + 1)))
 out=$(bash "$edit" new test-hook "target/riscv: test hook" 2>&1)
-p3=$scratch/proj/patches/0003-test-hook.patch
+p3=$scratch/proj/patches/$n-test-hook.patch
 [ -f "$p3" ] && grep -q '^+/\* hook \*/' "$p3" &&
-    grep -q '^0003-test-hook.patch$' "$scratch/proj/patches/series" &&
+    grep -q "^$n-test-hook.patch$" "$scratch/proj/patches/series" &&
     [ -z "$(git -C "$src" status --porcelain --untracked-files=no)" ] &&
     ok "edit-patch new turns an edit in place into the last patch" ||
     not_ok "edit-patch new: $out"
@@ -101,12 +103,12 @@ fi
 # A C file in QEMU's tree with a style error checkpatch.pl reports.
 printf '#include "qemu/osdep.h"\nint f(void) {\n\treturn 0;\n}\n' \
     > "$scratch/proj/target-riscv/unlisted.c"
-sed -i 's|^0003-test-hook.patch$|& target-riscv/unlisted.c|' "$scratch/proj/patches/series"
+sed -i "s|^$n-test-hook.patch\$|& target-riscv/unlisted.c|" "$scratch/proj/patches/series"
 if out=$(bash "$export" --check "$scratch/series" 2>&1); then
     not_ok "checkpatch errors did not fail the export: $out"
 else
     case "$out" in
-    *"0003-target-riscv-test-hook.patch: total: "[1-9]*" errors"*"checkpatch.pl found"*)
+    *"$n-target-riscv-test-hook.patch: total: "[1-9]*" errors"*"checkpatch.pl found"*)
         ok "checkpatch errors fail the export, naming the patch" ;;
     *) not_ok "wrong report for checkpatch errors: $out" ;;
     esac

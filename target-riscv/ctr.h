@@ -1,0 +1,75 @@
+/*
+ * RISC-V Control Transfer Records: one recording engine, two front ends
+ *
+ * The engine records control transfers into the CTR array for both the
+ * ratified Smctr/Ssctr 1.0 (cpu properties smctr/ssctr, CSRs 0x14e...)
+ * and the v0.1.4 draft (cpu property ctr, CSRs 0x181...).  Its state is
+ * kept in the ratified layout (env->mctrctl, vsctrctl, sctrdepth,
+ * sctrstatus); the draft front end translates its own register layout to
+ * and from it, and keeps its extra bits (ETEN, WRAP) in positions the
+ * ratified layout leaves reserved.
+ *
+ * Copyright (c) 2026 The rvpa authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef RISCV_CTR_H
+#define RISCV_CTR_H
+
+#include "cpu.h"
+
+/* Smctr/Ssctr v0.1.4 draft CSR numbers (chapter 2.6). */
+#define CSR_SCTRCONTROL     0x181
+#define CSR_SCTRCONTROLH    0x182
+#define CSR_SCTRSTATUS_V0   0x183
+#define CSR_VSCTRCONTROL    0x281
+#define CSR_VSCTRCONTROLH   0x282
+#define CSR_MCTRCONTROL     0x381
+#define CSR_MCTRCONTROLH    0x382
+#define CSR_MCTRSTATUS      0x383
+
+/* The draft's CTR bit of mstateen0 and hstateen0 (the ratified uses 54). */
+#define SMSTATEEN0_CTR_V0   (1ULL << 55)
+
+/* Draft-only bits, kept in positions the ratified layout reserves. */
+#define XCTRCTL_ETEN        BIT_ULL(38)
+#define SCTRSTATUS_WRAP     BIT(14)
+
+/* TranslationBlock cs_base bit: the current mode may record transfers. */
+#define RISCV_CS_BASE_CTR   BIT_ULL(0)
+
+static inline bool riscv_ctr_present(const RISCVCPUConfig *cfg)
+{
+    return cfg->ext_ctr || cfg->ext_smctr || cfg->ext_ssctr;
+}
+
+#ifndef CONFIG_USER_ONLY
+uint64_t riscv_ctr_cs_base(CPURISCVState *env);
+void riscv_ctr_add_entry(CPURISCVState *env, target_ulong src,
+                         target_ulong dst, CTRType type,
+                         target_ulong src_priv, bool src_virt);
+void riscv_ctr_trap(CPURISCVState *env, bool async, target_ulong cause,
+                    target_ulong src, target_ulong src_priv, bool src_virt);
+void riscv_ctr_clear(CPURISCVState *env);
+void riscv_ctr_control_written(CPURISCVState *env);
+void riscv_ctr_reset(CPURISCVState *env);
+uint64_t riscv_ctr_stateen_bits(CPURISCVState *env);
+
+bool riscv_ctr_entry_select(CPURISCVState *env, int csrno, target_ulong isel);
+RISCVException riscv_ctr_rmw_entry(CPURISCVState *env, int csrno,
+                                   target_ulong isel, target_ulong *val,
+                                   target_ulong new_val,
+                                   target_ulong wr_mask);
+
+/* Draft front end: predicates and handlers for the csr_ops table. */
+RISCVException ctr_v0_mmode(CPURISCVState *env, int csrno);
+RISCVException ctr_v0_smode(CPURISCVState *env, int csrno);
+RISCVException ctr_v0_hmode(CPURISCVState *env, int csrno);
+RISCVException ctr_v0_rmw_control(CPURISCVState *env, int csrno,
+                                  target_ulong *val, target_ulong new_val,
+                                  target_ulong wr_mask);
+RISCVException ctr_v0_rmw_status(CPURISCVState *env, int csrno,
+                                 target_ulong *val, target_ulong new_val,
+                                 target_ulong wr_mask);
+#endif
+
+#endif /* RISCV_CTR_H */
