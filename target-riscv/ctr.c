@@ -18,8 +18,6 @@
  */
 #include "qemu/osdep.h"
 #include "qemu/host-utils.h"
-#include "qemu/timer.h"
-#include "system/cpu-timers.h"
 #include "cpu.h"
 #include "ctr.h"
 
@@ -56,26 +54,54 @@ static bool ctr_mode_enabled(CPURISCVState *env, target_ulong priv, bool virt)
     return ctr_control(env, priv, virt) & ctr_mode_bit(priv);
 }
 
+/*
+ * What translated code needs to know to record transfers made within the
+ * current mode: whether it may record at all, RASEMU, the depth and
+ * which types pass the filter.  Anything that changes it (a CSR write, a
+ * trap, a trap return) ends the TB, so the next TB is looked up with the
+ * new value.
+ */
 uint64_t riscv_ctr_cs_base(CPURISCVState *env)
 {
+    uint64_t ctl, types;
+
     if (!riscv_ctr_present(riscv_cpu_cfg(env)) ||
         (env->sctrstatus & SCTRSTATUS_FROZEN) ||
         !ctr_mode_enabled(env, env->priv, env->virt_enabled)) {
         return 0;
     }
-    return RISCV_CS_BASE_CTR;
+    ctl = ctr_control(env, env->priv, env->virt_enabled);
+    /* Inhibit bits at 32 + type, except NTBREN, an enable. */
+    types = ~extract64(ctl, XCTRCTL_INH_START, 16) ^
+            BIT(CTRDATA_TYPE_NONTAKEN_BRANCH);
+    return RISCV_CS_BASE_CTR |
+           (ctl & XCTRCTL_RASEMU ? RISCV_CS_BASE_CTR_RASEMU : 0) |
+           deposit64(0, RISCV_CS_BASE_CTR_DEPTH_SHIFT, 3,
+                     get_field(env->sctrdepth, SCTRDEPTH_MASK)) |
+           deposit64(0, RISCV_CS_BASE_CTR_TYPES_SHIFT, 16, types);
 }
 
 /*
- * Cycle counting (draft 5.3, ratified 6.3).  The cycle source is the one
- * mcycle uses: the instruction-driven virtual clock with -icount, the
- * host tick counter otherwise.  Recording sites run as the last
- * instruction of a translation block or outside of one, where icount may
- * be read.
+ * Cycle counting (draft 5.3, ratified 6.3).  A cycle is a retired
+ * instruction, as mcycle counts with -icount shift=0: translated code
+ * adds each TB's length to env->ctr_insns while the TB's mode may record,
+ * so only qualified cycles (an enabled mode, not frozen) are counted.
+ * A record keeps the count since the previous record in ctr_cc_delta,
+ * tagged CTR_CC_HW; the CC field is encoded when ctrdata is read.
+ * ctr_cc_last is "poisoned" (bit 63 flipped) when the next record's
+ * count may be wrong: that record then reads with CCV=0.
  */
-static uint64_t ctr_cycles_now(void)
+static uint64_t ctr_cc_take(CPURISCVState *env)
 {
-    return icount_enabled() ? icount_get() : cpu_get_host_ticks();
+    uint64_t delta = env->ctr_insns - env->ctr_cc_last;
+
+    env->ctr_cc_last = env->ctr_insns;
+    return delta | CTR_CC_HW;
+}
+
+static void ctr_cycles_invalidate(CPURISCVState *env)
+{
+    env->ctr_cc_last = env->ctr_insns ^ CTR_CC_POISON;
 }
 
 /* CC field: CCE = 0 below 4096 cycles, else the MSB index minus 11. */
@@ -93,31 +119,22 @@ static uint32_t ctr_cc_encode(uint64_t cycles)
     return cce << 12 | ((cycles >> (cce - 1)) & 0xfff);
 }
 
-/*
- * Cycles since the previous record, and whether every one of them was a
- * qualified cycle (an enabled mode, not frozen): CCV.
- */
-static uint64_t ctr_cycle_data(CPURISCVState *env)
+/* ctrdata of a physical entry, with CC and CCV of a recorded transfer. */
+static uint64_t ctr_data_read(CPURISCVState *env, unsigned slot)
 {
-    uint64_t now = ctr_cycles_now();
-    uint64_t data = (uint64_t)ctr_cc_encode(now - env->ctr_cc_start) << 16;
+    uint64_t data = env->ctr_data[slot];
+    uint64_t cc = env->ctr_cc_delta[slot];
 
-    if (!env->ctr_cc_invalid) {
-        data |= CTRDATA_CCV;
+    if (!(cc & CTR_CC_HW)) {
+        return data;
     }
-    env->ctr_cc_start = now;
-    env->ctr_cc_invalid = false;
-    return data;
-}
-
-static void ctr_cycles_invalidate(CPURISCVState *env)
-{
-    env->ctr_cc_invalid = true;
+    data &= ~(uint64_t)(CTRDATA_CCV | CTRDATA_CCM_MASK | CTRDATA_CCE_MASK);
+    data |= (uint64_t)ctr_cc_encode(cc & ~(CTR_CC_HW | CTR_CC_POISON)) << 16;
+    return cc & CTR_CC_POISON ? data : data | CTRDATA_CCV;
 }
 
 void riscv_ctr_control_written(CPURISCVState *env)
 {
-    env->ctr_cc_start = ctr_cycles_now();
     ctr_cycles_invalidate(env);
 }
 
@@ -220,7 +237,8 @@ static void ctr_write(CPURISCVState *env, unsigned slot, target_ulong src,
 {
     env->ctr_src[slot] = src | CTRSOURCE_VALID;
     env->ctr_dst[slot] = dst & ~(target_ulong)CTRTARGET_MISP;
-    env->ctr_data[slot] = type | ctr_cycle_data(env);
+    env->ctr_data[slot] = type;
+    env->ctr_cc_delta[slot] = ctr_cc_take(env);
 }
 
 static void ctr_push(CPURISCVState *env, unsigned depth, target_ulong src,
@@ -306,6 +324,24 @@ out:
     }
 }
 
+/* Exceptions raised by the last instruction of a TB. */
+static bool ctr_trap_ends_tb(target_ulong cause)
+{
+    switch (cause) {
+    case RISCV_EXCP_INST_ADDR_MIS:
+    case RISCV_EXCP_ILLEGAL_INST:
+    case RISCV_EXCP_BREAKPOINT:
+    case RISCV_EXCP_U_ECALL:
+    case RISCV_EXCP_S_ECALL:
+    case RISCV_EXCP_VS_ECALL:
+    case RISCV_EXCP_M_ECALL:
+    case RISCV_EXCP_VIRT_INSTRUCTION_FAULT:
+        return true;
+    default:
+        return false;
+    }
+}
+
 /*
  * A trap has been taken into env->priv/virt_enabled.  LCOFIFRZ and BPFRZ
  * of the target mode's control register freeze the array first, so that
@@ -316,6 +352,10 @@ void riscv_ctr_trap(CPURISCVState *env, bool async, target_ulong cause,
 {
     uint64_t ctl = ctr_control(env, env->priv, env->virt_enabled);
 
+    if (!async && !ctr_trap_ends_tb(cause)) {
+        /* The TB's count included instructions after the faulting one. */
+        ctr_cycles_invalidate(env);
+    }
     if ((async && cause == IRQ_PMU_OVF && (ctl & XCTRCTL_LCOFIFRZ)) ||
         (!async && cause == RISCV_EXCP_BREAKPOINT && (ctl & XCTRCTL_BPFRZ))) {
         ctr_freeze(env);
@@ -332,6 +372,7 @@ void riscv_ctr_clear(CPURISCVState *env)
     memset(env->ctr_src, 0, sizeof(env->ctr_src));
     memset(env->ctr_dst, 0, sizeof(env->ctr_dst));
     memset(env->ctr_data, 0, sizeof(env->ctr_data));
+    memset(env->ctr_cc_delta, 0, sizeof(env->ctr_cc_delta));
     riscv_ctr_control_written(env);
 }
 
@@ -340,8 +381,7 @@ void riscv_ctr_reset(CPURISCVState *env)
     env->mctrctl = 0;
     env->vsctrctl = 0;
     env->sctrstatus = 0;
-    env->ctr_cc_start = 0;
-    env->ctr_cc_invalid = true;
+    ctr_cycles_invalidate(env);
 }
 
 uint64_t riscv_ctr_stateen_bits(CPURISCVState *env)
@@ -390,7 +430,7 @@ RISCVException riscv_ctr_rmw_entry(CPURISCVState *env, int csrno,
     RISCVException ret = smstateen_acc_ok(env, 0, bit);
     unsigned entry = isel - CTR_ENTRIES_FIRST;
     unsigned depth = ctr_depth(env);
-    uint64_t *reg, mask;
+    uint64_t *reg, mask, cur;
     unsigned slot;
 
     if (ret != RISCV_EXCP_NONE) {
@@ -424,11 +464,18 @@ RISCVException riscv_ctr_rmw_entry(CPURISCVState *env, int csrno,
 
     slot = (get_field(env->sctrstatus, SCTRSTATUS_WRPTR_MASK) - entry - 1) &
            (depth - 1);
+    cur = reg == env->ctr_data ? ctr_data_read(env, slot) : reg[slot];
     if (val) {
-        *val = reg[slot];
+        *val = cur;
     }
     mask &= wr_mask;
-    reg[slot] = (reg[slot] & ~mask) | (new_val & mask);
+    if (mask) {
+        reg[slot] = (cur & ~mask) | (new_val & mask);
+        if (reg == env->ctr_data) {
+            /* Software wrote CC: ctrdata holds it from now on. */
+            env->ctr_cc_delta[slot] = 0;
+        }
+    }
     return RISCV_EXCP_NONE;
 }
 
@@ -516,6 +563,7 @@ static void ctr_v0_clear(CPURISCVState *env)
     memset(env->ctr_src, 0, depth * sizeof(env->ctr_src[0]));
     memset(env->ctr_dst, 0, depth * sizeof(env->ctr_dst[0]));
     memset(env->ctr_data, 0, depth * sizeof(env->ctr_data[0]));
+    memset(env->ctr_cc_delta, 0, depth * sizeof(env->ctr_cc_delta[0]));
     env->sctrstatus = 0;
 }
 

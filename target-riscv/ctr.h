@@ -34,8 +34,19 @@
 #define XCTRCTL_ETEN        BIT_ULL(38)
 #define SCTRSTATUS_WRAP     BIT(14)
 
-/* TranslationBlock cs_base bit: the current mode may record transfers. */
-#define RISCV_CS_BASE_CTR   BIT_ULL(0)
+/*
+ * TranslationBlock cs_base bits (riscv_ctr_cs_base): the current mode may
+ * record transfers, RASEMU, sctrdepth's code and, at bit 16 + type,
+ * which transfer types pass the filter.
+ */
+#define RISCV_CS_BASE_CTR               BIT_ULL(0)
+#define RISCV_CS_BASE_CTR_RASEMU        BIT_ULL(1)
+#define RISCV_CS_BASE_CTR_DEPTH_SHIFT   4
+#define RISCV_CS_BASE_CTR_TYPES_SHIFT   16
+
+/* env->ctr_cc_delta tags (see ctr.c, cycle counting). */
+#define CTR_CC_HW           BIT_ULL(62)
+#define CTR_CC_POISON       BIT_ULL(63)
 
 static inline bool riscv_ctr_present(const RISCVCPUConfig *cfg)
 {
