@@ -11,6 +11,22 @@
  */
 #include "ctr_sw.h"
 
+/*
+ * A check inside a loop over bits or codes: the first mismatch is shown
+ * with its values, and bit idx of failed is set for each one; the caller
+ * then checks failed == 0 (one line per loop, not one per index).
+ */
+#define LOOP_EQ(failed, idx, actual, expected) do {                     \
+        unsigned long long a_ = (actual), e_ = (expected);              \
+        if (a_ != e_) {                                                 \
+            if (!(failed)) {                                            \
+                rv_check_eq(a_, e_, #actual, #expected, __FILE__,       \
+                            __LINE__);                                  \
+            }                                                           \
+            (failed) |= 1ULL << (idx);                                  \
+        }                                                               \
+    } while (0)
+
 /* mctrcontrol after a write of w (choices 2 and 3). */
 static unsigned long long m_expect(unsigned long long w)
 {
@@ -72,6 +88,8 @@ static unsigned nonzero(unsigned from, unsigned to)
 
 static void test_mctrcontrol(void)
 {
+    unsigned long long failed;
+
     rv_rule("draft 2.1/6: all-ones mctrcontrol reads back every field (choice 2)");
     ctr_reset();
     ctr_set_m(CTR_ALL_ONES);
@@ -82,10 +100,12 @@ static void test_mctrcontrol(void)
     CHECK_EQ(ctr_get_m(), 0);
 
     rv_rule("draft 2.1: each field is writable on its own (choice 2)");
+    failed = 0;
     for (unsigned b = 0; b < 64; b++) {
         ctr_set_m(1ULL << b);
-        CHECK_EQ(ctr_get_m(), m_expect(1ULL << b));
+        LOOP_EQ(failed, b, ctr_get_m(), m_expect(1ULL << b));
     }
+    CHECK_EQ(failed, 0);
     ctr_reset();
 
 #if RV_XLEN == 32
@@ -113,7 +133,7 @@ static void test_mctrcontrol(void)
 
 static void test_sctrcontrol(void)
 {
-    unsigned long long v;
+    unsigned long long v, failed;
     struct ctr_s_op op;
 
     rv_rule("draft 2.2: S-mode sctrcontrol reads mctrcontrol without M and MTE");
@@ -138,12 +158,14 @@ static void test_sctrcontrol(void)
     CHECK_EQ(ctr_get_m(), CTR_S | CTR_DEPTH(CTR_DEPTH32));
 
     rv_rule("draft 2.2: from M, sctrcontrol is the same view of mctrcontrol");
+    failed = 0;
     for (unsigned b = 0; b < 64; b++) {
         ctr_set_m(0);
         ctr_set_s(1ULL << b);
-        CHECK_EQ(ctr_get_s(), m_expect(1ULL << b) & CTR_S_FIELDS);
-        CHECK_EQ(ctr_get_m(), m_expect(1ULL << b) & CTR_S_FIELDS);
+        LOOP_EQ(failed, b, ctr_get_s(), m_expect(1ULL << b) & CTR_S_FIELDS);
+        LOOP_EQ(failed, b, ctr_get_m(), m_expect(1ULL << b) & CTR_S_FIELDS);
     }
+    CHECK_EQ(failed, 0);
     ctr_set_m(CTR_ALL_ONES);
     CHECK_EQ(ctr_get_s(), CTR_S_FIELDS);
     ctr_reset();
@@ -154,7 +176,7 @@ static void test_vsctrcontrol(void)
     static const unsigned codes[] = {
         CTR_DEPTH16, CTR_DEPTH32, CTR_DEPTH64, CTR_DEPTH128, CTR_DEPTH256,
     };
-    unsigned long long v;
+    unsigned long long v, failed;
     struct ctr_s_op op;
 
     if (!rv_has_ext('H')) {
@@ -174,10 +196,12 @@ static void test_vsctrcontrol(void)
     CHECK_EQ(ctr_get_vs(), vs_expect(CTR_ALL_ONES, CTR_DEPTH64));
     CHECK_EQ(ctr_get_vs() & (CTR_M | CTR_MTE), 0);
     CHECK_EQ(ctr_get_m(), CTR_DEPTH(CTR_DEPTH64));
+    failed = 0;
     for (unsigned b = 0; b < 64; b++) {
         ctr_set_vs(1ULL << b);
-        CHECK_EQ(ctr_get_vs(), vs_expect(1ULL << b, CTR_DEPTH64));
+        LOOP_EQ(failed, b, ctr_get_vs(), vs_expect(1ULL << b, CTR_DEPTH64));
     }
+    CHECK_EQ(failed, 0);
     CHECK_EQ(ctr_get_m(), CTR_DEPTH(CTR_DEPTH64));
 
     rv_rule("draft 2.3: vsctrcontrol.DEPTH is a read-only copy of mctrcontrol.DEPTH");
@@ -215,8 +239,8 @@ static void test_vsctrcontrol(void)
 
 static void test_depth(void)
 {
+    unsigned long long v, failed = 0;
     struct ctr_s_op op;
-    unsigned long long v;
 
     rv_rule("draft 6: DEPTH written 0000 reads the minimum depth, 16");
     ctr_set_m(CTR_DEPTH(0x0));
@@ -235,8 +259,9 @@ static void test_depth(void)
     CHECK_EQ(ctr_get_m(), CTR_DEPTH(0x3));
     for (unsigned code = 0; code < 16; code++) {
         ctr_set_m(CTR_DEPTH(code));
-        CHECK_EQ(ctr_get_m(), CTR_DEPTH(ctr_depth_legal(code)));
+        LOOP_EQ(failed, code, ctr_get_m(), CTR_DEPTH(ctr_depth_legal(code)));
     }
+    CHECK_EQ(failed, 0);
     v = CTR_DEPTH(0xe);
     op = ctr_in_mode(RV_MODE_S, CTR_S_CONTROL, &v);
     CHECK_EQ(op.after, CTR_DEPTH(0x0));
@@ -263,6 +288,11 @@ static void test_clr(void)
     CHECK_EQ(ctr_status(), 0);
     CHECK_EQ(nonzero(0, 16), 0);
 
+    /*
+     * Choice 4 pins "the depth after the write".  The draft's note in 2.1
+     * (set CLR when lowering DEPTH so that no state stays above the new
+     * depth) reads as if a CLR that lowers DEPTH cleared more than that.
+     */
     rv_rule("choice 4: CLR clears physical entries below the depth written with it");
     ctr_set_m(CTR_DEPTH(CTR_DEPTH256));
     csr_write(CSR_MCTRSTATUS, 0);

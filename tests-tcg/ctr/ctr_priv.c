@@ -209,6 +209,31 @@ static bool model(struct ctr_rec *r, const struct ctr_rec *t,
 
 static const char *const mode_names[] = { "U", "S", "?", "M" };
 
+/* "scenario: M S U ETEN ..." with the bits of ctl that are set. */
+static void describe(char *p, const char *scen, unsigned long long ctl)
+{
+    static const struct {
+        unsigned long long bit;
+        const char *name;
+    } bits[] = {
+        { CTR_M, " M" }, { CTR_S, " S" }, { CTR_U, " U" },
+        { CTR_ETEN, " ETEN" }, { CTR_MTE, " MTE" }, { CTR_STE, " STE" },
+        { CTR_EXCINH, " EXCINH" }, { CTR_INTRINH, " INTRINH" },
+        { CTR_TRETINH, " TRETINH" },
+    };
+
+    while (*scen) {
+        *p++ = *scen++;
+    }
+    *p++ = ':';
+    for (unsigned i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
+        for (const char *s = bits[i].name; (ctl & bits[i].bit) && *s; s++) {
+            *p++ = *s;
+        }
+    }
+    *p = 0;
+}
+
 /* Expected records of a scenario's table under ctl; explain on failure. */
 static void check_run(const char *scen, const struct ctr_rec *tab,
                       unsigned n, unsigned long long ctl)
@@ -222,31 +247,7 @@ static void check_run(const char *scen, const struct ctr_rec *tab,
             exp[k++] = r;
         }
     }
-    what[0] = 0;
-    {
-        /* "scen M S U ETEN MTE STE EXCINH INTRINH TRETINH" as set */
-        static const struct { unsigned long long bit; const char *name; }
-        bits[] = {
-            { CTR_M, " M" }, { CTR_S, " S" }, { CTR_U, " U" },
-            { CTR_ETEN, " ETEN" }, { CTR_MTE, " MTE" }, { CTR_STE, " STE" },
-            { CTR_EXCINH, " EXCINH" }, { CTR_INTRINH, " INTRINH" },
-            { CTR_TRETINH, " TRETINH" },
-        };
-        char *p = what;
-
-        for (const char *s = scen; *s; s++) {
-            *p++ = *s;
-        }
-        *p++ = ':';
-        for (unsigned i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
-            if (ctl & bits[i].bit) {
-                for (const char *s = bits[i].name; *s; s++) {
-                    *p++ = *s;
-                }
-            }
-        }
-        *p = 0;
-    }
+    describe(what, scen, ctl);
     if (ctr_check_records(what, exp, k, NULL)) {
         return;
     }

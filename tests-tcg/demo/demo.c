@@ -10,14 +10,19 @@
 #define CSR_MVENDORID 0xf11
 #define CSR_MARCHID   0xf12
 #define CSR_MIMPID    0xf13
+#define CSR_MCTRCONTROL 0x381   /* CTR v0.1.4 draft */
+#define CSR_MISELECT  0x350
+#define CSR_MIREG     0x351
+#define CSR_MIREG2    0x352
+#define CSR_MIREG3    0x353
 
 /* The extensions this project is about, as riscv,isa spells them. */
 static const struct {
     const char *name;
     const char *what;
 } watched[] = {
-    { "smctr", "Control Transfer Records 1.0 (upstream QEMU)" },
-    { "ssctr", "Control Transfer Records 1.0, S-mode (upstream QEMU)" },
+    { "smctr", "Control Transfer Records (ctr=on: v0.1.4 draft)" },
+    { "ssctr", "Control Transfer Records, S-mode" },
     { "smcsrind", "indirect CSR access (CTR entries)" },
     { "sscofpmf", "counter overflow and privilege filtering" },
 };
@@ -34,6 +39,63 @@ static bool isa_has(const char *isa, const char *name)
         }
     }
     return false;
+}
+
+static const char *const ctr_type_names[16] = {
+    "-", "exception", "interrupt", "trap return", "not-taken branch",
+    "taken branch", "6?", "7?", "indirect call", "direct call",
+    "indirect jump", "direct jump", "co-routine swap", "return",
+    "other ind. jump", "other dir. jump",
+};
+
+static unsigned long __attribute__((noinline)) fib(unsigned long n)
+{
+    return n < 2 ? n : fib(n - 1) + fib(n - 2);
+}
+
+/* ctrdata.CC as cycles: CCM, or (4096 + CCM) << (CCE - 1). */
+static unsigned long ctr_cycles(unsigned long data)
+{
+    unsigned long ccm = (data >> 16) & 0xfff, cce = (data >> 28) & 0xf;
+
+    return cce ? (4096 + ccm) << (cce - 1) : ccm;
+}
+
+/* Record fib(3) in M mode with every transfer type and print it. */
+static void ctr_history(void)
+{
+    unsigned valid = 0;
+
+    rv_trap_expect();
+    rv_csr_read_num(CSR_MCTRCONTROL);
+    if (rv_trap_cause() != RV_NO_TRAP) {
+        rv_printf("  (no CTR v0.1.4: run with -cpu ...,ctr=on)\n");
+        return;
+    }
+    rv_rule("demo: CTR records a call tree");
+    csr_write(CSR_MCTRCONTROL, 1UL << 7);           /* CLR, depth 16 */
+    csr_write(CSR_MCTRCONTROL, 1UL | (1ULL << 36)); /* M, all types */
+    CHECK_EQ(fib(3), 2);
+    csr_write(CSR_MCTRCONTROL, 0);
+
+    rv_printf("  CTR history of fib(3) in M mode, newest first:\n");
+    for (unsigned i = 0; i < 16; i++) {
+        unsigned long src, dst, data;
+
+        csr_write(CSR_MISELECT, 0x200 + i);
+        src = csr_read(CSR_MIREG);
+        dst = csr_read(CSR_MIREG2);
+        data = csr_read(CSR_MIREG3);
+        if (!(src & 1)) {
+            break;
+        }
+        valid++;
+        rv_printf("  %2u  %-16s 0x%08lx -> 0x%08lx  %s%lu cycles\n", i,
+                  ctr_type_names[data & 0xf], src & ~1UL, dst,
+                  data & (1UL << 15) ? "" : "~", ctr_cycles(data));
+    }
+    /* fib(3): 4 calls and 4 returns at least, plus their branches. */
+    CHECK(valid >= 8);
 }
 
 int main(void)
@@ -56,5 +118,6 @@ int main(void)
                   isa_has(isa, watched[i].name) ? "yes" : "no ",
                   watched[i].what);
     }
+    ctr_history();
     return 0;
 }
