@@ -553,13 +553,12 @@ static uint64_t ctr_v0_depth_field(CPURISCVState *env)
 {
     unsigned code = get_field(env->sctrdepth, SCTRDEPTH_MASK);
 
-    return deposit64(0, 16, 4, MAKE_64BIT_MASK(0, code));
+    return deposit64(0, 16, 4, (1u << code) - 1);
 }
 
-static void ctr_v0_clear(CPURISCVState *env)
+/* CLR zeroes the entries up to depth, and mctrstatus. */
+static void ctr_v0_clear(CPURISCVState *env, unsigned depth)
 {
-    unsigned depth = ctr_depth(env);
-
     memset(env->ctr_src, 0, depth * sizeof(env->ctr_src[0]));
     memset(env->ctr_dst, 0, depth * sizeof(env->ctr_dst[0]));
     memset(env->ctr_data, 0, depth * sizeof(env->ctr_data[0]));
@@ -609,6 +608,7 @@ static void ctr_v0_rmw_control64(CPURISCVState *env, int csrno,
                     V0_M_MASK : V0_S_MASK;
     uint64_t *ctl = &env->mctrctl;
     uint64_t old, new;
+    unsigned old_depth;
 
     if (to_vs && view == V0_S_MASK) {
         ctl = &env->vsctrctl;
@@ -624,13 +624,19 @@ static void ctr_v0_rmw_control64(CPURISCVState *env, int csrno,
     new = (old & ~wr_mask) | (new_val & wr_mask);
     *ctl = (*ctl & ~ctr_v0_to_canon(view)) | ctr_v0_to_canon(new & view);
 
+    old_depth = ctr_depth(env);
     if (ctl == &env->mctrctl && (wr_mask & V0_DEPTH)) {
         env->sctrdepth = ctr_v0_depth_code(new);
         ctr_set_wrptr(env, get_field(env->sctrstatus, SCTRSTATUS_WRPTR_MASK) &
                            (ctr_depth(env) - 1));
     }
     if ((new & V0_CLR) && (ctl == &env->mctrctl || env->virt_enabled)) {
-        ctr_v0_clear(env);
+        /*
+         * Up to the larger of the old and new depths: software lowering
+         * DEPTH sets CLR so that nothing stays in the entries above the
+         * new depth (draft 2.1).
+         */
+        ctr_v0_clear(env, MAX(old_depth, ctr_depth(env)));
     }
     riscv_ctr_control_written(env);
 }

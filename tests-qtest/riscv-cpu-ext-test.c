@@ -87,10 +87,37 @@ static void test_ratified_ctr_unchanged(void)
     qtest_quit(qts);
 }
 
+/*
+ * The CTR v0.1.4 draft: the property ctr, off by default and in max
+ * (which has the ratified CTR), implying Smcsrind and Sscsrind.
+ */
+static void test_draft_ctr(void)
+{
+    QTestState *qts = start("rv64");
+    QDict *props;
+
+    props = expand_cpu(qts, "rv64", "{}");
+    g_assert_false(prop_bool(props, "ctr"));
+    qobject_unref(props);
+    props = expand_cpu(qts, "max", "{}");
+    g_assert_false(prop_bool(props, "ctr"));
+    qobject_unref(props);
+    qtest_quit(qts);
+
+    qts = start("rv64,ctr=on");
+    g_assert_true(hart0_prop(qts, "ctr"));
+    g_assert_true(hart0_prop(qts, "smcsrind"));
+    g_assert_true(hart0_prop(qts, "sscsrind"));
+    g_assert_false(hart0_prop(qts, "smctr"));
+    g_assert_false(hart0_prop(qts, "ssctr"));
+    qtest_quit(qts);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/riscv/cpu-ext/ratified-ctr-unchanged",
                    test_ratified_ctr_unchanged);
+    qtest_add_func("/riscv/cpu-ext/draft-ctr", test_draft_ctr);
     return g_test_run();
 }

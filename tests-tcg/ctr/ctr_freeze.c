@@ -3,16 +3,11 @@
  * 2.4 (mctrstatus.FROZEN); implementation choice 9 (freeze uses the
  * control register of the mode the trap goes to).
  *
- * - LCOFIFRZ=1: a local counter overflow interrupt (Sscofpmf, interrupt
- *   13) that traps sets FROZEN and is not recorded; LCOFIFRZ=0: the trap
- *   is recorded and nothing freezes; an overflow seen only in mip (no
- *   trap) does not freeze.
- * - BPFRZ=1: a breakpoint exception (ebreak, c.ebreak, an Sdtrig mcontrol6
- *   execute trigger) sets FROZEN and is not recorded; BPFRZ=0: recorded.
- * - FROZEN=1 inhibits all recording until software clears it.
- *
- * The overflow comes from mhpmcounter3 counting instructions (event 2 of
- * the SBI encoding QEMU's PMU accepts), written a few thousand below 2^64.
+ * LCOFIFRZ and an LCOFI trap (Sscofpmf interrupt 13, from mhpmcounter3
+ * counting instructions, event 2 of the SBI encoding QEMU's PMU takes),
+ * into M and delegated into S; an LCOFI pending without a trap; BPFRZ and
+ * ebreak, c.ebreak, an Sdtrig mcontrol6 trigger; FROZEN and recording.
+ * Type filters keep the trap under test the only recordable transfer.
  * Run with -cpu rv64,ctr=on,sscofpmf=on (or rv32) -icount shift=0.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -32,8 +27,14 @@
 #define PMU_EVENT_INSNS     2UL             /* SBI_PMU_HW_INSTRUCTIONS */
 #if RV_XLEN == 64
 #define CSR_OF_REG          CSR_MHPMEVENT3
+#define RV_SX               "sd"
+#define RV_LX               "ld"
+#define RV_W                "8"
 #else
 #define CSR_OF_REG          CSR_MHPMEVENT3H
+#define RV_SX               "sw"
+#define RV_LX               "lw"
+#define RV_W                "4"
 #endif
 #define HPMEVENT_OF         (1UL << (RV_XLEN - 1))  /* bit 63 of mhpmevent3 */
 #define MIP_LCOFIP          (1UL << IRQ_LCOF)
@@ -110,15 +111,6 @@ static void lcofi_handler(unsigned irq)
  */
 volatile unsigned long s_lcofi[3];
 void s_lcofi_vector(void);
-#if RV_XLEN == 64
-#define RV_SX "sd"
-#define RV_LX "ld"
-#define RV_W "8"
-#else
-#define RV_SX "sw"
-#define RV_LX "lw"
-#define RV_W "4"
-#endif
 asm(".text\n.balign 4\n"
     "s_lcofi_vector: csrw sscratch, t0\n la t0, s_lcofi\n"
     RV_SX " t1, 0(t0)\n csrr t1, sepc\n " RV_SX " t1, " RV_W "(t0)\n"
@@ -149,27 +141,26 @@ static bool frozen(void)
     return csr_read(CSR_MCTRSTATUS) & CTRSTATUS_FROZEN;
 }
 
-/* Turn M recording on, one direct jump at known PCs, M recording off. */
-static void probe_jump(unsigned long *src, unsigned long *dst)
+/*
+ * Turn M recording on, make one direct jump, turn M recording off; then
+ * WRPTR must be n, and entry 0 that jump if it was to be recorded.
+ */
+static void probe(bool recorded, unsigned long n)
 {
-    unsigned long s, d;
+    unsigned long src, dst;
+    struct ctr_entry e;
 
     asm volatile("csrsi 0x381, 1\n"
                  "1: j 2f\n"
                  "2: csrci 0x381, 1\n"
-                 "la %0, 1b\n"
-                 "la %1, 2b\n"
-                 : "=&r"(s), "=&r"(d) : : "memory");
-    *src = s;
-    *dst = d;
-}
-
-/* Is logical entry 0 the probe jump? */
-static bool entry0_is(unsigned long src, unsigned long dst)
-{
-    struct ctr_entry e = ctr_read_entry(0);
-
-    return e.source == (src | CTRSOURCE_V) && e.target == dst;
+                 "la %0, 1b\n la %1, 2b\n"
+                 : "=&r"(src), "=&r"(dst) : : "memory");
+    e = ctr_read_entry(0);
+    CHECK_EQ(wrptr(), n);
+    if (recorded) {
+        CHECK_EQ(e.source, src | CTRSOURCE_V);
+        CHECK_EQ(e.target, dst);
+    }
 }
 
 /* Entry 0 is a trap record of the given type, from epc to the vector. */
@@ -214,8 +205,6 @@ static bool take_lcofi_m(unsigned long long ctl)
 
 static void test_lcofi_m(void)
 {
-    unsigned long src, dst;
-
     rv_rule("draft 5.5: LCOFIFRZ=0: the LCOFI trap is recorded, no freeze");
     if (CHECK(take_lcofi_m(CTR_M | ONLY_INTR))) {
         CHECK_EQ(lcofi_status & CTRSTATUS_FROZEN, 0);
@@ -239,16 +228,14 @@ static void test_lcofi_m(void)
     rv_rule("draft 5.5: FROZEN=1 inhibits recording until software clears it");
     /* Still frozen from the LCOFI; every type enabled, M on for the probe. */
     ctr_write_mctrcontrol(CTR_LCOFIFRZ);
-    probe_jump(&src, &dst);
+    probe(false, 0);
     CHECK(frozen());
     check_nothing_recorded();
     csr_clear(CSR_MCTRSTATUS, CTRSTATUS_FROZEN);
-    probe_jump(&src, &dst);
-    CHECK_EQ(wrptr(), 1);
-    CHECK(entry0_is(src, dst));
+    probe(true, 1);
     /* Set by software: the same, for a jump and for an exception. */
     csr_set(CSR_MCTRSTATUS, CTRSTATUS_FROZEN);
-    probe_jump(&src, &dst);
+    probe(false, 1);
     ctr_write_mctrcontrol(CTR_M | ONLY_EXC);
     CHECK_TRAP(bp_ebreak_fn(), CAUSE_BREAKPOINT);
     ctr_write_mctrcontrol(CTR_LCOFIFRZ);
@@ -256,16 +243,13 @@ static void test_lcofi_m(void)
     CHECK_EQ(wrptr(), 1);
     CHECK_EQ(ctr_read_entry(1).source, 0);
     csr_clear(CSR_MCTRSTATUS, CTRSTATUS_FROZEN);
-    probe_jump(&src, &dst);
-    CHECK_EQ(wrptr(), 2);
-    CHECK(entry0_is(src, dst));
+    probe(true, 2);
     ctr_reset();
 }
 
 /* The overflow is pending (mip) but does not trap: no freeze. */
 static void test_lcofi_no_trap(bool global_off)
 {
-    unsigned long src, dst;
     bool pending = false;
 
     rv_rule(global_off ? "draft 5.5: LCOFI pending in mip with mstatus.MIE=0 "
@@ -290,9 +274,7 @@ static void test_lcofi_no_trap(bool global_off)
     CHECK_EQ(lcofi_taken, 0);
     CHECK(!frozen());
     check_nothing_recorded();
-    probe_jump(&src, &dst);                     /* still recording */
-    CHECK_EQ(wrptr(), 1);
-    CHECK(entry0_is(src, dst));
+    probe(true, 1);                             /* still recording */
     pmu_stop();
     rv_irq_disable();
     ctr_reset();
@@ -359,16 +341,13 @@ static unsigned long take_exception(void (*fn)(void), unsigned long long ctl)
 
 static void test_breakpoints(void)
 {
-    static const struct {
-        const char *name;
-        void (*fn)(void);
-        char *insn;
-    } bps[] = {
+    static const struct { const char *name; void (*fn)(void); char *insn; }
+    bps[] = {
         { "ebreak", bp_ebreak_fn, bp_ebreak_insn },
         { "c.ebreak", bp_cebreak_fn, bp_cebreak_insn },
         { "Sdtrig mcontrol6 execute trigger", bp_trigger_fn, bp_trigger_insn },
     };
-    unsigned long mtvec = csr_read(CSR_MTVEC), src, dst;
+    unsigned long mtvec = csr_read(CSR_MTVEC);
     unsigned long tdata1 = MCONTROL6_TYPE | MCONTROL6_M | MCONTROL6_EXECUTE;
     unsigned n = sizeof(bps) / sizeof(bps[0]);
 
@@ -414,12 +393,10 @@ static void test_breakpoints(void)
         rv_rule("draft 5.5: after a breakpoint freeze, clearing FROZEN "
                 "resumes recording");
         ctr_write_mctrcontrol(CTR_BPFRZ);       /* every type enabled */
-        probe_jump(&src, &dst);
+        probe(false, 0);
         check_nothing_recorded();
         csr_clear(CSR_MCTRSTATUS, CTRSTATUS_FROZEN);
-        probe_jump(&src, &dst);
-        CHECK_EQ(wrptr(), 1);
-        CHECK(entry0_is(src, dst));
+        probe(true, 1);
     }
     trigger_set(MCONTROL6_TYPE, 0);             /* no mode: disabled */
 
@@ -442,14 +419,6 @@ static void test_breakpoints(void)
 int main(void)
 {
     rv_irq_set_handler(IRQ_LCOF, lcofi_handler);
-
-    rv_rule("environment: Sscofpmf (mie.LCOFIE writable)");
-    csr_set(CSR_MIE, MIP_LCOFIP);
-    if (!CHECK_EQ(csr_read(CSR_MIE) & MIP_LCOFIP, MIP_LCOFIP)) {
-        return 1;
-    }
-    csr_clear(CSR_MIE, MIP_LCOFIP);
-
     test_lcofi_m();
     test_lcofi_no_trap(true);
     test_lcofi_no_trap(false);

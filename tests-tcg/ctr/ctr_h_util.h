@@ -102,13 +102,13 @@ static inline bool stateen_present(void)
 /*
  * With Smstateen: SVSLCT (bit 60) set in mstateen0 and hstateen0, CTR
  * (bit 55) as given.  hstateen0 is written while mstateen0.CTR=1 (its
- * bit is read-only 0 otherwise).  Checks the bits read back; false if not.
+ * bit is read-only 0 otherwise).  Checks the CTR bits read back; returns
+ * whether both SVSLCT bits did (callers check that once).
  */
 static inline bool stateen_set(bool m_ctr, bool h_ctr)
 {
     const unsigned long long sv = STATEEN0_CSIND, ctr = STATEEN0_CTR;
     unsigned long long m, h;
-    bool ok;
 
     SET64(CSR_MSTATEEN0, CSR_MSTATEEN0H, sv | ctr);
     SET64(CSR_HSTATEEN0, CSR_HSTATEEN0H, sv | ctr);
@@ -120,12 +120,11 @@ static inline bool stateen_set(bool m_ctr, bool h_ctr)
     }
     m = READ_MSTATEEN0();
     h = READ_HSTATEEN0();
-    ok = CHECK_EQ(m & (sv | ctr), sv | (m_ctr ? ctr : 0));
-    ok &= CHECK_EQ(h & sv, sv);
+    CHECK_EQ(m & ctr, m_ctr ? ctr : 0);
     if (m_ctr) {
-        ok &= CHECK_EQ(h & ctr, h_ctr ? ctr : 0);
+        CHECK_EQ(h & ctr, h_ctr ? ctr : 0);
     }
-    return ok;
+    return (m & sv) && (h & sv);
 }
 
 #endif /* CTR_H_UTIL_H */

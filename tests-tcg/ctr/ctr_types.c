@@ -333,22 +333,24 @@ static void run_intr(unsigned long long ctl)
           ty_intr_epc <= (unsigned long)ty_intr_win_end);
 }
 
+#define INH(type, bit, what)                                            \
+    { type, bit, "draft 5.2: " #bit " (bit 32+TYPE) inhibits exactly " what }
 static const struct {
     unsigned type;
     unsigned long long bit;
     const char *rule;
 } inhibits[] = {
-    { 1, CTR_EXCINH, "draft 5.2: EXCINH (bit 33) inhibits exactly exceptions" },
-    { 3, CTR_TRETINH, "draft 5.2: TRETINH (bit 35) inhibits exactly trap returns" },
-    { 5, CTR_TKBRINH, "draft 5.2: TKBRINH (bit 37) inhibits exactly taken branches" },
-    { 8, CTR_INDCALLINH, "draft 5.2: INDCALLINH (bit 40) inhibits exactly indirect calls" },
-    { 9, CTR_DIRCALLINH, "draft 5.2: DIRCALLINH (bit 41) inhibits exactly direct calls" },
-    { 10, CTR_INDJUMPINH, "draft 5.2: INDJUMPINH (bit 42) inhibits exactly indirect jumps" },
-    { 11, CTR_DIRJUMPINH, "draft 5.2: DIRJUMPINH (bit 43) inhibits exactly direct jumps" },
-    { 12, CTR_CORSWAPINH, "draft 5.2: CORSWAPINH (bit 44) inhibits exactly co-routine swaps" },
-    { 13, CTR_RETINH, "draft 5.2: RETINH (bit 45) inhibits exactly returns" },
-    { 14, CTR_INDOJMPINH, "draft 5.2: INDOJMPINH (bit 46) inhibits exactly other indirect jumps" },
-    { 15, CTR_DIROJMPINH, "draft 5.2: DIROJMPINH (bit 47) inhibits exactly other direct jumps" },
+    INH(1, CTR_EXCINH, "exceptions"),
+    INH(3, CTR_TRETINH, "trap returns"),
+    INH(5, CTR_TKBRINH, "taken branches"),
+    INH(8, CTR_INDCALLINH, "indirect calls"),
+    INH(9, CTR_DIRCALLINH, "direct calls"),
+    INH(10, CTR_INDJUMPINH, "indirect jumps"),
+    INH(11, CTR_DIRJUMPINH, "direct jumps"),
+    INH(12, CTR_CORSWAPINH, "co-routine swaps"),
+    INH(13, CTR_RETINH, "returns"),
+    INH(14, CTR_INDOJMPINH, "other indirect jumps"),
+    INH(15, CTR_DIROJMPINH, "other direct jumps"),
 };
 
 int main(void)
