@@ -413,6 +413,29 @@ bool riscv_ctr_entry_select(CPURISCVState *env, int csrno, target_ulong isel)
     return (cfg->ext_smctr || cfg->ext_ssctr) && csrno < CSR_MIREG;
 }
 
+/*
+ * mstateen0.CTR=0 makes entry accesses from below M illegal (draft
+ * chapter 4, ratified 2.5).  The csr_ops predicates of sireg* and vsireg*
+ * call this, so that it comes before the privilege check, which would
+ * turn VS and VU accesses into virtual-instruction faults.
+ */
+RISCVException riscv_ctr_ireg_pred(CPURISCVState *env, int csrno)
+{
+    bool vs = (csrno & 0xf00) == 0x200 || env->virt_enabled;
+    target_ulong isel = vs ? env->vsiselect : env->siselect;
+    uint64_t bit = ctr_is_v0(env) ? SMSTATEEN0_CTR_V0 : SMSTATEEN0_CTR;
+
+    if ((csrno & 0xff) < 0x51 || (csrno & 0xff) > 0x57) {
+        return RISCV_EXCP_NONE;         /* siselect, vsiselect */
+    }
+    if (env->priv == PRV_M || !riscv_cpu_cfg(env)->ext_smstateen ||
+        !riscv_ctr_entry_select(env, csrno, isel) ||
+        (env->mstateen[0] & bit)) {
+        return RISCV_EXCP_NONE;
+    }
+    return RISCV_EXCP_ILLEGAL_INST;
+}
+
 /* 1 for *ireg, 2 for *ireg2 ... 6 for *ireg6. */
 static int ctr_ireg_index(int csrno)
 {

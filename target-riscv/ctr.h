@@ -66,6 +66,7 @@ void riscv_ctr_reset(CPURISCVState *env);
 uint64_t riscv_ctr_stateen_bits(CPURISCVState *env);
 
 bool riscv_ctr_entry_select(CPURISCVState *env, int csrno, target_ulong isel);
+RISCVException riscv_ctr_ireg_pred(CPURISCVState *env, int csrno);
 RISCVException riscv_ctr_rmw_entry(CPURISCVState *env, int csrno,
                                    target_ulong isel, target_ulong *val,
                                    target_ulong new_val,

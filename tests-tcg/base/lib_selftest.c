@@ -47,6 +47,15 @@ static unsigned long read_hstatus(unsigned long unused)
 /* Nothing is mapped at 0 on virt: fetching there is an access fault. */
 static void (*volatile no_memory)(void) = (void (*)(void))0x0;
 
+/* An illegal instruction in U mode; returns the mode that took it. */
+static unsigned long illegal_in_u(unsigned long unused)
+{
+    (void)unused;
+    /* unimp: csrrw x0, cycle, x0 writes a read-only CSR */
+    CHECK_TRAP(asm volatile(".word 0xc0001073"), CAUSE_ILLEGAL_INSN);
+    return rv_last_trap.to;
+}
+
 static volatile unsigned long timer_irqs;
 
 static void on_timer(unsigned irq)
@@ -113,6 +122,11 @@ int main(void)
     rv_rule("a fetch fault resumes at the caller");
     CHECK_TRAP(no_memory(), CAUSE_FETCH_ACCESS);
     CHECK_EQ(rv_last_trap.epc, 0);
+
+    rv_rule("a trap delegated to S is handled in S");
+    csr_write(CSR_MEDELEG, 1UL << CAUSE_ILLEGAL_INSN);
+    CHECK_EQ(rv_run_in_mode(RV_MODE_U, illegal_in_u, 0), RV_MODE_S);
+    csr_write(CSR_MEDELEG, 0);
 
     rv_rule("machine timer interrupt (CLINT mtimecmp, mie.MTIE)");
     rv_irq_set_handler(IRQ_M_TIMER, on_timer);

@@ -6,8 +6,8 @@
  *   chapter 3: vsireg* see the same entries as mireg* and sireg*;
  *   5.1 / 5.2.1: which modes are enabled, external traps VU -> VS (VSTE)
  *     and VU -> HS (STE), target PC 0.
- * cpu: ctr=on,h=on (smstateen=on optional: the test opens the CTR and
- * SVSLCT bits of mstateen0/hstateen0 when they exist).
+ * cpu: ctr=on,h=on (smstateen=on optional: the test then sets the CTR
+ * and SVSLCT bits of mstateen0/hstateen0).  Helpers: ctr_h_util.h.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
