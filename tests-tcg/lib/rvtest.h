@@ -257,9 +257,12 @@ const void *rv_fdt_prop(const char *path, const char *prop, unsigned *len);
 
 /* --------------------------------------------------------------- misc */
 
+/* misa as read in M mode at start-up: usable from every mode. */
+extern unsigned long rv_misa;
+
 static inline bool rv_has_ext(char letter)
 {
-    return csr_read(CSR_MISA) & (1UL << (letter - 'A'));
+    return rv_misa & (1UL << (letter - 'A'));
 }
 
 void *memset(void *s, int c, size_t n);

@@ -44,8 +44,11 @@ void rv_leave_mode(unsigned long *ctx, unsigned long result)
 void rv_init(void);
 void rv_trap_handler(unsigned long *frame, enum rv_mode to);
 
+unsigned long rv_misa;
+
 void rv_init(void)
 {
+    rv_misa = csr_read(CSR_MISA);
     /* PMP: one NAPOT region over everything, RWX, for S and U. */
     csr_write(CSR_PMPADDR0, -1UL);
     csr_write(CSR_PMPCFG0, 0x1f);
