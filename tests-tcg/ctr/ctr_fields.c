@@ -74,18 +74,6 @@ static unsigned differ_from_pattern(unsigned from, unsigned to)
 }
 
 /* How many logical entries in [from, to) are not all zero. */
-static unsigned nonzero(unsigned from, unsigned to)
-{
-    unsigned n = 0;
-
-    for (unsigned i = from; i < to; i++) {
-        struct ctr_entry e = ctr_read_entry(i);
-
-        n += (e.source | e.target | e.data) != 0;
-    }
-    return n;
-}
-
 static void test_mctrcontrol(void)
 {
     unsigned long long failed;

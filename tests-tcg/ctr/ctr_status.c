@@ -75,18 +75,6 @@ static bool same(struct ctr_entry a, struct ctr_entry b)
     return a.source == b.source && a.target == b.target && a.data == b.data;
 }
 
-static unsigned nonzero(unsigned from, unsigned to)
-{
-    unsigned n = 0;
-
-    for (unsigned i = from; i < to; i++) {
-        struct ctr_entry e = ctr_read_entry(i);
-
-        n += (e.source | e.target | e.data) != 0;
-    }
-    return n;
-}
-
 static void test_wrptr_bits(void)
 {
     static const unsigned codes[] = {

@@ -202,4 +202,17 @@ static inline struct ctr_s_op ctr_in_mode(enum rv_mode mode, enum ctr_s_reg reg,
     return op;
 }
 
+/* How many logical entries in [from, to) are not all zero. */
+static inline unsigned nonzero(unsigned from, unsigned to)
+{
+    unsigned n = 0;
+
+    for (unsigned i = from; i < to; i++) {
+        struct ctr_entry e = ctr_read_entry(i);
+
+        n += (e.source | e.target | e.data) != 0;
+    }
+    return n;
+}
+
 #endif /* CTR_SW_H */
