@@ -351,20 +351,11 @@ static void test_breakpoints(void)
     unsigned long tdata1 = MCONTROL6_TYPE | MCONTROL6_M | MCONTROL6_EXECUTE;
     unsigned n = sizeof(bps) / sizeof(bps[0]);
 
-    /*
-     * QEMU 10.0 RV32 keeps PCs sign-extended (0xffffffff8...) and trigger
-     * addresses zero-extended: the debug exception handler does not find
-     * the trigger and QEMU crashes in the gdbstub.  Not a CTR matter.
-     */
-    if (RV_XLEN == 32) {
-        rv_printf("note: RV32 skips the Sdtrig trigger (QEMU crashes)\n");
-        n--;
-    } else {
-        rv_rule("environment: an Sdtrig mcontrol6 execute trigger is armed");
-        trigger_set(tdata1, (unsigned long)bp_trigger_insn);
-        CHECK_EQ(csr_read(CSR_TDATA1), tdata1);
-        CHECK_EQ(csr_read(CSR_TDATA2), (unsigned long)bp_trigger_insn);
-    }
+    /* Patch 0008 fixed the RV32 trigger, which used to crash QEMU. */
+    rv_rule("environment: an Sdtrig mcontrol6 execute trigger is armed");
+    trigger_set(tdata1, (unsigned long)bp_trigger_insn);
+    CHECK_EQ(csr_read(CSR_TDATA1), tdata1);
+    CHECK_EQ(csr_read(CSR_TDATA2), (unsigned long)bp_trigger_insn);
 
     for (unsigned i = 0; i < n; i++) {
         unsigned long pc = (unsigned long)bps[i].insn;
