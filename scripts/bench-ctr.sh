@@ -1,7 +1,8 @@
 #!/bin/bash
 # CTR benchmark: the same guest (tests-tcg/bench/branchy.c, a branch- and
 # call-heavy loop) under five configurations, run in interleaved rounds;
-# prints the median loop time of each and its ratio to CTR absent.
+# prints the median loop time of each and the median of its per-round
+# ratios to CTR absent.
 #
 #   scripts/bench-ctr.sh [ROUNDS [ITERATIONS]]     (default 7, 20000000)
 #
@@ -37,9 +38,11 @@ run_one() {
 }
 
 declare -A times
+# Each round starts at another configuration, so none always runs first.
+n=${#configs[@]}
 for ((r = 1; r <= rounds; r++)); do
-    for c in "${configs[@]}"; do
-        IFS='|' read -r name cpu record <<<"$c"
+    for ((k = 0; k < n; k++)); do
+        IFS='|' read -r name cpu record <<<"${configs[(r + k) % n]}"
         times[$name]+="$(run_one "$cpu" "$record") "
     done
     info "round $r of $rounds done"
@@ -50,12 +53,22 @@ median() {
         awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
 
-base=$(median "${times[off]}")
-printf '%-26s %14s %8s\n' configuration "median ticks" ratio
+# Paired runs: each round runs every configuration back to back, so the
+# ratio of a configuration to "off" in the same round cancels slow drifts
+# of a shared machine; the figure is the median of those ratios.
+paired_ratio() {
+    local -a cfg base
+    read -r -a cfg <<<"$1"
+    read -r -a base <<<"$2"
+    for i in "${!cfg[@]}"; do
+        awk -v a="${cfg[$i]}" -v b="${base[$i]}" 'BEGIN { print a / b }'
+    done | sort -g | awk '{ v[NR] = $1 } END { printf "%.3fx", v[int((NR + 1) / 2)] }'
+}
+
+printf '%-26s %14s %14s\n' configuration "median ticks" "paired ratio"
 for c in "${configs[@]}"; do
     IFS='|' read -r name cpu record <<<"$c"
-    m=$(median "${times[$name]}")
-    printf '%-26s %14s %8s\n' "$name" "$m" \
-        "$(awk -v a="$m" -v b="$base" 'BEGIN { printf "%.3fx", a / b }')"
+    printf '%-26s %14s %14s\n' "$name" "$(median "${times[$name]}")" \
+        "$(paired_ratio "${times[$name]}" "${times[off]}")"
 done
 echo "($rounds rounds of $iters iterations; mtime ticks are 100 ns)"
