@@ -26,6 +26,12 @@ static bool ctr_is_v0(CPURISCVState *env)
     return riscv_cpu_cfg(env)->ext_ctr;
 }
 
+/* The front end's CTR bit of mstateen0/hstateen0: 55 draft, 54 ratified. */
+static uint64_t ctr_stateen_bit(CPURISCVState *env)
+{
+    return ctr_is_v0(env) ? SMSTATEEN0_CTR_V0 : SMSTATEEN0_CTR;
+}
+
 static unsigned ctr_depth(CPURISCVState *env)
 {
     return 16u << get_field(env->sctrdepth, SCTRDEPTH_MASK);
@@ -47,6 +53,14 @@ static uint64_t ctr_mode_bit(target_ulong priv)
 static uint64_t ctr_control(CPURISCVState *env, target_ulong priv, bool virt)
 {
     return virt && priv != PRV_M ? env->vsctrctl : env->mctrctl;
+}
+
+/* Bit t set: transfers of type t pass the type filter of ctl. */
+static uint32_t ctr_recorded_types(uint64_t ctl)
+{
+    /* Inhibit bits at 32 + type, except NTBREN, an enable. */
+    return (~extract64(ctl, XCTRCTL_INH_START, 16) & 0xffff) ^
+           BIT(CTRDATA_TYPE_NONTAKEN_BRANCH);
 }
 
 static bool ctr_mode_enabled(CPURISCVState *env, target_ulong priv, bool virt)
@@ -71,9 +85,7 @@ uint64_t riscv_ctr_cs_base(CPURISCVState *env)
         return 0;
     }
     ctl = ctr_control(env, env->priv, env->virt_enabled);
-    /* Inhibit bits at 32 + type, except NTBREN, an enable. */
-    types = ~extract64(ctl, XCTRCTL_INH_START, 16) ^
-            BIT(CTRDATA_TYPE_NONTAKEN_BRANCH);
+    types = ctr_recorded_types(ctl);
     return RISCV_CS_BASE_CTR |
            (ctl & XCTRCTL_RASEMU ? RISCV_CS_BASE_CTR_RASEMU : 0) |
            deposit64(0, RISCV_CS_BASE_CTR_DEPTH_SHIFT, 3,
@@ -201,22 +213,6 @@ static bool ctr_external_trap_ok(CPURISCVState *env, uint64_t tgt_ctl,
     return ctr_ratified_external_trap_ok(env, src_priv, src_virt);
 }
 
-static bool ctr_type_filtered_out(uint64_t ctl, CTRType type)
-{
-    bool bit = ctl & BIT_ULL(XCTRCTL_INH_START + type);
-
-    /* NTBREN is an enable, every other filter bit an inhibit. */
-    return type == CTRDATA_TYPE_NONTAKEN_BRANCH ? !bit : bit;
-}
-
-static bool ctr_rasemu_type(CTRType type)
-{
-    return type == CTRDATA_TYPE_INDIRECT_CALL ||
-           type == CTRDATA_TYPE_DIRECT_CALL ||
-           type == CTRDATA_TYPE_RETURN ||
-           type == CTRDATA_TYPE_CO_ROUTINE_SWAP;
-}
-
 /* RAS emulation: a return pops the newest entry (draft 5.4). */
 static void ctr_pop(CPURISCVState *env, unsigned depth)
 {
@@ -300,7 +296,7 @@ void riscv_ctr_add_entry(CPURISCVState *env, target_ulong src,
 
     if (tgt_ctl & XCTRCTL_RASEMU) {
         /* Only calls, returns and swaps; filter bits are ignored. */
-        if (!ctr_rasemu_type(type)) {
+        if (!riscv_ctr_rasemu_type(type)) {
             goto out;
         }
         if (type == CTRDATA_TYPE_RETURN) {
@@ -313,7 +309,7 @@ void riscv_ctr_add_entry(CPURISCVState *env, target_ulong src,
             ctr_write(env, (wrptr - 1) & (depth - 1), src, dst, type);
             goto out;
         }
-    } else if (!external && ctr_type_filtered_out(tgt_ctl, type)) {
+    } else if (!external && !(ctr_recorded_types(tgt_ctl) & BIT(type))) {
         goto out;
     }
 
@@ -366,13 +362,19 @@ void riscv_ctr_trap(CPURISCVState *env, bool async, target_ulong cause,
                         src_priv, src_virt);
 }
 
+/* Zero physical entries 0..n-1. */
+static void ctr_zero_entries(CPURISCVState *env, unsigned n)
+{
+    memset(env->ctr_src, 0, n * sizeof(env->ctr_src[0]));
+    memset(env->ctr_dst, 0, n * sizeof(env->ctr_dst[0]));
+    memset(env->ctr_data, 0, n * sizeof(env->ctr_data[0]));
+    memset(env->ctr_cc_delta, 0, n * sizeof(env->ctr_cc_delta[0]));
+}
+
 /* SCTRCLR (ratified): zero every entry; the cycle counter restarts. */
 void riscv_ctr_clear(CPURISCVState *env)
 {
-    memset(env->ctr_src, 0, sizeof(env->ctr_src));
-    memset(env->ctr_dst, 0, sizeof(env->ctr_dst));
-    memset(env->ctr_data, 0, sizeof(env->ctr_data));
-    memset(env->ctr_cc_delta, 0, sizeof(env->ctr_cc_delta));
+    ctr_zero_entries(env, ARRAY_SIZE(env->ctr_src));
     riscv_ctr_control_written(env);
 }
 
@@ -423,7 +425,7 @@ RISCVException riscv_ctr_ireg_pred(CPURISCVState *env, int csrno)
 {
     bool vs = (csrno & 0xf00) == 0x200 || env->virt_enabled;
     target_ulong isel = vs ? env->vsiselect : env->siselect;
-    uint64_t bit = ctr_is_v0(env) ? SMSTATEEN0_CTR_V0 : SMSTATEEN0_CTR;
+    uint64_t bit = ctr_stateen_bit(env);
 
     if ((csrno & 0xff) < 0x51 || (csrno & 0xff) > 0x57) {
         return RISCV_EXCP_NONE;         /* siselect, vsiselect */
@@ -449,7 +451,7 @@ RISCVException riscv_ctr_rmw_entry(CPURISCVState *env, int csrno,
                                    target_ulong new_val,
                                    target_ulong wr_mask)
 {
-    uint64_t bit = ctr_is_v0(env) ? SMSTATEEN0_CTR_V0 : SMSTATEEN0_CTR;
+    uint64_t bit = ctr_stateen_bit(env);
     RISCVException ret = smstateen_acc_ok(env, 0, bit);
     unsigned entry = isel - CTR_ENTRIES_FIRST;
     unsigned depth = ctr_depth(env);
@@ -582,10 +584,7 @@ static uint64_t ctr_v0_depth_field(CPURISCVState *env)
 /* CLR zeroes the entries up to depth, and mctrstatus. */
 static void ctr_v0_clear(CPURISCVState *env, unsigned depth)
 {
-    memset(env->ctr_src, 0, depth * sizeof(env->ctr_src[0]));
-    memset(env->ctr_dst, 0, depth * sizeof(env->ctr_dst[0]));
-    memset(env->ctr_data, 0, depth * sizeof(env->ctr_data[0]));
-    memset(env->ctr_cc_delta, 0, depth * sizeof(env->ctr_cc_delta[0]));
+    ctr_zero_entries(env, depth);
     env->sctrstatus = 0;
 }
 

@@ -53,6 +53,15 @@ static inline bool riscv_ctr_present(const RISCVCPUConfig *cfg)
     return cfg->ext_ctr || cfg->ext_smctr || cfg->ext_ssctr;
 }
 
+/* The types RAS emulation acts on: calls, returns, co-routine swaps. */
+static inline bool riscv_ctr_rasemu_type(CTRType type)
+{
+    return type == CTRDATA_TYPE_INDIRECT_CALL ||
+           type == CTRDATA_TYPE_DIRECT_CALL ||
+           type == CTRDATA_TYPE_RETURN ||
+           type == CTRDATA_TYPE_CO_ROUTINE_SWAP;
+}
+
 #ifndef CONFIG_USER_ONLY
 uint64_t riscv_ctr_cs_base(CPURISCVState *env);
 void riscv_ctr_add_entry(CPURISCVState *env, target_ulong src,
