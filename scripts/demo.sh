@@ -10,5 +10,5 @@ elf=$RVPA_BUILD/tests-tcg/demo-rv64.elf
 [ -x "$qemu" ] && [ -f "$elf" ] || die "nothing built yet: run scripts/bootstrap.sh"
 
 cpu=rv64,h=on,sscofpmf=on,ctr=on
-echo "\$ qemu-system-riscv64 -M virt -bios none -cpu $cpu -kernel demo-rv64.elf"
-"$RVPA_ROOT/tests-tcg/run-guest.sh" "$qemu" "$elf" "$cpu"
+echo "\$ qemu-system-riscv64 -M virt,rvtrace=on -bios none -cpu $cpu -kernel demo-rv64.elf"
+"$RVPA_ROOT/tests-tcg/run-guest.sh" "$qemu" "$elf" "$cpu" -- -machine rvtrace=on

@@ -132,6 +132,7 @@ static bool classify32(uint32_t insn, RISCVInsnClass *c)
     case 0x37: /* lui */
     case 0x17: /* auipc */
         c->sets_constant = rd != 0;
+        c->rd = rd;
         return true;
     case 0x73:
         switch (insn) {
@@ -189,6 +190,7 @@ static bool classify16(uint32_t insn, unsigned xlen, RISCVInsnClass *c)
         return true;
     case 1 << 3 | 3: /* c.lui (rd != x2), c.addi16sp (rd == x2) */
         c->sets_constant = r1 != 0 && r1 != 2;
+        c->rd = r1;
         return true;
     case 2 << 3 | 4:
         if (r2 != 0) {

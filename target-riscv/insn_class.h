@@ -47,7 +47,7 @@ typedef struct RISCVInsnClass {
     RISCVInsnFlow flow;
     RISCVIType itype;       /* for RISCV_FLOW_JUMP and _TRAP_RETURN */
     unsigned len;           /* 2 or 4 bytes */
-    unsigned rd, rs1;       /* link and target registers of a jump */
+    unsigned rd, rs1;       /* jump link/target; lui/auipc/c.lui rd */
     bool inferable;         /* jump target in the opcode (jal, branches) */
     long offset;            /* pc-relative target of branches and jal */
     bool sets_constant;     /* lui, c.lui or auipc: sijump source */

@@ -1,11 +1,15 @@
 /*
  * The project's demo guest: what the CPU offers, as the device tree QEMU
- * built for it says (riscv,isa of hart 0) and as its CSRs say.  Each
- * feature of the project extends it.
+ * built for it says (riscv,isa of hart 0) and as its CSRs say, a CTR
+ * history, and an E-trace of a small program, written by the hart's trace
+ * encoder into a RAM sink buffer and unpacked here.  Each feature of the
+ * project extends it.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "rvtest.h"
+#include "../trace/rvtrace.h"
+#include "etrace.h"
 
 #define CSR_MVENDORID 0xf11
 #define CSR_MARCHID   0xf12
@@ -98,6 +102,93 @@ static void ctr_history(void)
     CHECK(valid >= 8);
 }
 
+static uint8_t trace_buf[4096] __attribute__((aligned(64)));
+
+/* One line per packet, in the spec's terms. */
+static void print_packet(const ETracePacket *p)
+{
+    static const char *const qual[] = {
+        "no_change", "ended_rep", "trace_lost", "ended_upd"
+    };
+
+    switch (p->format << 2 | (p->format == 3 || p->format == 0 ?
+                              p->subformat : 0)) {
+    case 3 << 2 | 0:
+        rv_printf("    format 3.0 sync       address 0x%lx priv %u\n",
+                  (unsigned long)p->address, p->privilege);
+        break;
+    case 3 << 2 | 1:
+        rv_printf("    format 3.1 exception  cause %lu handler 0x%lx "
+                  "tvalepc 0x%lx\n", (unsigned long)p->ecause,
+                  (unsigned long)p->address, (unsigned long)p->tvalepc);
+        break;
+    case 3 << 2 | 3:
+        rv_printf("    format 3.3 support    enable %d %s options 0x%x\n",
+                  p->enable, qual[p->qual_status & 3], p->options);
+        break;
+    case 2 << 2:
+        rv_printf("    format 2   address    %ld\n", (long)p->address);
+        break;
+    case 1 << 2:
+        rv_printf("    format 1   branches %u map 0x%x%s", p->branches,
+                  p->branch_map, p->has_address ? "" : "\n");
+        if (p->has_address) {
+            rv_printf(" address %ld\n", (long)p->address);
+        }
+        break;
+    default:
+        rv_printf("    format %u.%u\n", p->format, p->subformat);
+    }
+}
+
+/* Trace fib(5) into the RAM sink of hart 0 and show the packets. */
+static void trace_demo(void)
+{
+    volatile uint32_t *ctl = (volatile uint32_t *)(TR_ENC(0) + TR_CONTROL);
+    ETraceParams params;
+    ETraceOptions opts = { 0 };
+    unsigned long used, pos = 0, packets = 0;
+    unsigned len;
+
+    if (!rv_fdt_prop("/soc/trace@3100000", "compatible", &len)) {
+        rv_printf("  (no trace encoder: run with -machine virt,rvtrace=on)\n");
+        return;
+    }
+    rv_rule("demo: a traced program");
+    etrace_params_default(&params, RV_XLEN);
+    tr_sink_smem(0, trace_buf, sizeof(trace_buf), 0);
+    tr_encoder_setup(0, 0, 0);
+    *ctl = te_control(TR_ENC(0)) | TE_INST_TRACING;
+    CHECK_EQ(fib(5), 5);
+    tr_encoder_stop(0);
+    used = tr_sink_used(0, trace_buf);
+    rv_printf("  E-trace of fib(5), %lu bytes in the RAM sink:\n", used);
+    while (pos < used) {
+        ETracePacket p;
+        const char *err = "";
+        int n = etrace_packet_unpack(&params, &opts, trace_buf + pos,
+                                     used - pos, &p, &err);
+
+        CHECK(n > 0);
+        if (n <= 0) {
+            rv_printf("    bad packet at byte %lu: %s\n", pos, err);
+            break;
+        }
+        pos += n;
+        if (p.padding) {
+            continue;
+        }
+        if (p.format == 3 && p.subformat == 3) {
+            etrace_options_unpack(&params, p.options, &opts);
+        }
+        print_packet(&p);
+        packets++;
+    }
+    /* A support packet, a sync, fib's returns, a support packet */
+    CHECK(packets >= 4);
+    CHECK_EQ(tr_read(TR_ENC(0), TR_CONTROL) & TE_STALL_OVERFLOW, 0);
+}
+
 int main(void)
 {
     unsigned len;
@@ -119,5 +210,6 @@ int main(void)
                   watched[i].what);
     }
     ctr_history();
+    trace_demo();
     return 0;
 }

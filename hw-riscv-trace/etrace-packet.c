@@ -1,0 +1,635 @@
+/*
+ * E-trace packets: te_inst/te_support payloads (chapter 6), sign-based
+ * compression and the example encapsulation of figure 6.1
+ *
+ * One walker describes every payload layout field by field, in
+ * transmission order; packing and unpacking both run it, so the two can
+ * not disagree.
+ *
+ * Copyright (c) 2026 The rvpa authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "target/riscv/insn_class.h"
+#include "etrace.h"
+
+/* Room for the longest payload before compression, with slack. */
+#define ETRACE_BITS_MAX     (ETRACE_MAX_PAYLOAD * 8)
+#define CODEC_WORDS         6
+
+/* ------------------------------------------------------------- params */
+
+void etrace_params_default(ETraceParams *p, unsigned xlen)
+{
+    memset(p, 0, sizeof(*p));
+    p->arch = ETRACE_ARCH_1_1;
+    p->iaddress_width_p = xlen;
+    p->iaddress_lsb_p = 1;
+    p->ecause_width_p = 6;
+    p->privilege_width_p = 3;
+    p->context_width_p = 0;
+    p->call_counter_size_p = 4;
+    p->return_stack_size_p = 4;
+    p->bpred_size_p = 6;
+    p->cache_size_p = 4;
+    p->f0s_width_p = 1;
+    p->sijump_p = true;
+    p->src_bits = 0;
+    p->src_id = 0;
+}
+
+unsigned etrace_irdepth_width(const ETraceParams *p)
+{
+    return p->return_stack_size_p + (p->return_stack_size_p > 0) +
+           p->call_counter_size_p;
+}
+
+static unsigned address_bits(const ETraceParams *p)
+{
+    return p->iaddress_width_p - p->iaddress_lsb_p;
+}
+
+/* The longest te_inst before compression (formats 0, 1 and 3.1). */
+static unsigned max_packet_bits(const ETraceParams *p)
+{
+    unsigned tail = address_bits(p) + 3 + etrace_irdepth_width(p);
+    unsigned f3 = 5 + p->privilege_width_p + p->context_width_p +
+                  p->ecause_width_p + 2 + address_bits(p) +
+                  p->iaddress_width_p;
+    unsigned f1 = 2 + 5 + 31 + tail;
+    unsigned f0 = 2 + p->f0s_width_p + 32 + 2 + tail;
+    unsigned f0_jtc = 2 + p->f0s_width_p + p->cache_size_p + 5 + 31 + 1 +
+                      etrace_irdepth_width(p);
+    unsigned max = f3;
+
+    max = f1 > max ? f1 : max;
+    max = f0 > max ? f0 : max;
+    return f0_jtc > max ? f0_jtc : max;
+}
+
+bool etrace_params_check(const ETraceParams *p, const char **err)
+{
+    const char *msg = NULL;
+
+    if (p->arch != ETRACE_ARCH_1_1 && p->arch != ETRACE_ARCH_2_0) {
+        msg = "unknown arch";
+    } else if (p->iaddress_width_p < 8 || p->iaddress_width_p > 64) {
+        msg = "iaddress_width_p out of range 8..64";
+    } else if (p->iaddress_lsb_p > 2) {
+        msg = "iaddress_lsb_p out of range 0..2";
+    } else if (p->ecause_width_p < 1 || p->ecause_width_p > 32) {
+        msg = "ecause_width_p out of range 1..32";
+    } else if (p->privilege_width_p > 8) {
+        msg = "privilege_width_p out of range 0..8";
+    } else if (p->context_width_p > 64) {
+        msg = "context_width_p out of range 0..64";
+    } else if (p->call_counter_size_p > 15 || p->return_stack_size_p > 15) {
+        msg = "call_counter_size_p or return_stack_size_p above 15";
+    } else if (p->bpred_size_p > 16 || p->cache_size_p > 16) {
+        msg = "bpred_size_p or cache_size_p above 16";
+    } else if (p->f0s_width_p > 1) {
+        msg = "f0s_width_p out of range 0..1";
+    } else if (p->src_bits > 16 || p->src_id >> p->src_bits) {
+        msg = "src_bits above 16 or src_id does not fit";
+    } else if (max_packet_bits(p) > ETRACE_BITS_MAX) {
+        msg = "a packet would exceed 31 bytes";
+    }
+    if (msg && err) {
+        *err = msg;
+    }
+    return !msg;
+}
+
+/* ------------------------------------------------------------ options */
+
+#define OPT_FULL_ADDRESS        (1u << 0)
+#define OPT_IMPLICIT_EXCEPTION  (1u << 1)
+#define OPT_SIJUMP              (1u << 2)
+#define OPT_IR_SHIFT            3
+#define OPT_IR_MASK             (3u << OPT_IR_SHIFT)
+#define OPT_BRANCH_PREDICTION   (1u << 5)
+#define OPT_JUMP_TARGET_CACHE   (1u << 6)
+
+static bool ir_mode_supported(const ETraceParams *p, ETraceIRMode mode)
+{
+    switch (mode) {
+    case ETRACE_IR_CALL_COUNTER:
+        return p->call_counter_size_p > 0;
+    case ETRACE_IR_RETURN_STACK:
+        return p->return_stack_size_p > 0;
+    default:
+        return false;
+    }
+}
+
+uint32_t etrace_options_pack(const ETraceParams *p, const ETraceOptions *o)
+{
+    uint32_t bits = 0;
+
+    if (o->full_address) {
+        bits |= OPT_FULL_ADDRESS;
+    }
+    if (o->implicit_exception) {
+        bits |= OPT_IMPLICIT_EXCEPTION;
+    }
+    if (o->sijump && p->sijump_p) {
+        bits |= OPT_SIJUMP;
+    }
+    if (ir_mode_supported(p, o->implicit_return)) {
+        bits |= (uint32_t)o->implicit_return << OPT_IR_SHIFT;
+    }
+    if (o->branch_prediction && p->bpred_size_p) {
+        bits |= OPT_BRANCH_PREDICTION;
+    }
+    if (o->jump_target_cache && p->cache_size_p) {
+        bits |= OPT_JUMP_TARGET_CACHE;
+    }
+    return bits;
+}
+
+void etrace_options_unpack(const ETraceParams *p, uint32_t bits,
+                           ETraceOptions *o)
+{
+    ETraceIRMode ir = (bits & OPT_IR_MASK) >> OPT_IR_SHIFT;
+
+    memset(o, 0, sizeof(*o));
+    o->full_address = bits & OPT_FULL_ADDRESS;
+    o->implicit_exception = bits & OPT_IMPLICIT_EXCEPTION;
+    o->sijump = (bits & OPT_SIJUMP) && p->sijump_p;
+    o->implicit_return = ir_mode_supported(p, ir) ? ir : ETRACE_IR_OFF;
+    o->branch_prediction = (bits & OPT_BRANCH_PREDICTION) && p->bpred_size_p;
+    o->jump_target_cache = (bits & OPT_JUMP_TARGET_CACHE) && p->cache_size_p;
+}
+
+/* Option bits a decoder can not honour with these parameters. */
+static bool options_valid(const ETraceParams *p, uint32_t bits)
+{
+    ETraceOptions o;
+
+    etrace_options_unpack(p, bits, &o);
+    return etrace_options_pack(p, &o) == bits;
+}
+
+/* ----------------------------------------------------------- bit codec */
+
+/*
+ * Bits in transmission order: bit i of the payload is bit i % 64 of word
+ * i / 64, and bit i % 8 of byte i / 8 on the wire.  When unpacking, the
+ * bits past the received ones are filled with copies of the last one
+ * (the sign extension of compressed packets), so fields read past the
+ * end need no special case.  Packets are at most ETRACE_BITS_MAX bits
+ * and a field at most 64: the last word is never written past.
+ */
+typedef struct BitCodec {
+    uint64_t w[CODEC_WORDS];
+    unsigned pos;           /* next bit */
+    bool unpack;
+} BitCodec;
+
+static uint64_t width_mask(unsigned width)
+{
+    return width >= 64 ? UINT64_MAX : (UINT64_C(1) << width) - 1;
+}
+
+static uint64_t get_bits(const BitCodec *c, unsigned pos, unsigned width)
+{
+    unsigned i = pos / 64, sh = pos % 64;
+    uint64_t v = c->w[i] >> sh;
+
+    if (sh && sh + width > 64) {
+        v |= c->w[i + 1] << (64 - sh);
+    }
+    return v & width_mask(width);
+}
+
+static void put_bits(BitCodec *c, unsigned pos, unsigned width, uint64_t v)
+{
+    unsigned i = pos / 64, sh = pos % 64;
+
+    c->w[i] |= v << sh;
+    if (sh && sh + width > 64) {
+        c->w[i + 1] |= v >> (64 - sh);
+    }
+}
+
+static unsigned get_bit(const BitCodec *c, unsigned pos)
+{
+    return (c->w[pos / 64] >> (pos % 64)) & 1;
+}
+
+/* Set every bit from pos on to sign. */
+static void fill_from(BitCodec *c, unsigned pos, unsigned sign)
+{
+    for (unsigned i = pos / 64; i < CODEC_WORDS; i++) {
+        uint64_t keep = i == pos / 64 ? width_mask(pos % 64) : 0;
+
+        c->w[i] = sign ? c->w[i] | ~keep : c->w[i] & keep;
+    }
+}
+
+/* Pack or unpack one field of width bits (LSB first). */
+static void field64(BitCodec *c, uint64_t *v, unsigned width)
+{
+    if (c->unpack) {
+        *v = get_bits(c, c->pos, width);
+    } else {
+        *v &= width_mask(width);    /* what the layout sees = what is sent */
+        put_bits(c, c->pos, width, *v);
+    }
+    c->pos += width;
+}
+
+static void field32(BitCodec *c, uint32_t *v, unsigned width)
+{
+    uint64_t x = *v;
+
+    field64(c, &x, width);
+    *v = x;
+}
+
+static void field_uint(BitCodec *c, unsigned *v, unsigned width)
+{
+    uint64_t x = *v;
+
+    field64(c, &x, width);
+    *v = x;
+}
+
+static void field_bool(BitCodec *c, bool *v)
+{
+    uint64_t x = *v;
+
+    field64(c, &x, 1);
+    *v = x;
+}
+
+/* Full or differential address: byte value, low iaddress_lsb_p bits cut. */
+static void field_address(BitCodec *c, const ETraceParams *p, uint64_t *a)
+{
+    uint64_t x = (*a & width_mask(p->iaddress_width_p)) >> p->iaddress_lsb_p;
+
+    field64(c, &x, address_bits(p));
+    *a = (x << p->iaddress_lsb_p) & width_mask(p->iaddress_width_p);
+}
+
+/* ------------------------------------------------------------- layouts */
+
+/* branch_map width for a branches value (tables 6.6, 6.7, 6.10). */
+static unsigned map_width(unsigned branches, bool zero_is_full)
+{
+    if (branches == 0) {
+        return zero_is_full ? 31 : 0;
+    }
+    if (branches == 1) {
+        return 1;
+    }
+    if (branches <= 3) {
+        return 3;
+    }
+    if (branches <= 7) {
+        return 7;
+    }
+    return branches <= 15 ? 15 : 31;
+}
+
+static void walk_tail(BitCodec *c, const ETraceParams *p, ETracePacket *k)
+{
+    field_address(c, p, &k->address);
+    field_bool(c, &k->notify);
+    field_bool(c, &k->updiscon);
+    field_bool(c, &k->irreport);
+    field32(c, &k->irdepth, etrace_irdepth_width(p));
+    k->has_address = true;
+}
+
+static void walk_branch_map(BitCodec *c, ETracePacket *k, bool zero_is_full)
+{
+    field_uint(c, &k->branches, 5);
+    field32(c, &k->branch_map, map_width(k->branches, zero_is_full));
+}
+
+static bool privilege_reserved(unsigned priv)
+{
+    return (priv & 3) == 2 || priv >= 7;
+}
+
+static const char *walk_format3(BitCodec *c, const ETraceParams *p,
+                                const ETraceOptions *o, ETracePacket *k)
+{
+    bool v2 = p->arch == ETRACE_ARCH_2_0;
+
+    field_uint(c, &k->subformat, 2);
+    if (k->subformat == 3) {
+        unsigned qual = k->qual_status;
+
+        field_bool(c, &k->enable);
+        field_uint(c, &k->encoder_mode, ETRACE_ENCODER_MODE_WIDTH);
+        field_uint(c, &qual, 2);
+        k->qual_status = qual;
+        field32(c, &k->options, ETRACE_OPTIONS_WIDTH);
+        if (v2) {
+            bool denable = false, dloss = false;
+
+            field_bool(c, &denable);
+            field_bool(c, &dloss);
+        }
+        if (k->encoder_mode != 0) {
+            return "reserved encoder_mode";
+        }
+        return options_valid(p, k->options) ? NULL :
+               "options name a mode the encoder does not have";
+    }
+    if (k->subformat != 2) {
+        field_bool(c, &k->branch);
+    }
+    field_uint(c, &k->privilege, p->privilege_width_p);
+    field64(c, &k->context, p->context_width_p);
+    if (k->subformat == 2) {
+        return NULL;
+    }
+    if (k->subformat == 1) {
+        field64(c, &k->ecause, p->ecause_width_p);
+        field_bool(c, &k->interrupt);
+        if (v2) {
+            field_bool(c, &k->thaddr);
+        }
+    }
+    if (k->subformat == 0 || !o->implicit_exception ||
+        (v2 && !k->thaddr)) {
+        field_address(c, p, &k->address);
+    }
+    k->has_address = true;
+    if (k->subformat == 1 && !(v2 && k->interrupt)) {
+        field64(c, &k->tvalepc, p->iaddress_width_p);
+    }
+    if (v2 && k->subformat == 1 && !k->thaddr) {
+        k->has_address = false;     /* an EPC, not a retired instruction */
+    }
+    return privilege_reserved(k->privilege) ? "reserved privilege" : NULL;
+}
+
+/* Format 0 subformat: sent, or implied by the one optional format on. */
+static const char *walk_f0_subformat(BitCodec *c, const ETraceParams *p,
+                                     const ETraceOptions *o,
+                                     ETracePacket *k)
+{
+    if (p->f0s_width_p) {
+        field_uint(c, &k->subformat, p->f0s_width_p);
+        return NULL;
+    }
+    if (o->branch_prediction == o->jump_target_cache) {
+        return "format 0 subformat is not implied by the options";
+    }
+    k->subformat = o->jump_target_cache ? 1 : 0;
+    return NULL;
+}
+
+static const char *walk_format0(BitCodec *c, const ETraceParams *p,
+                                const ETraceOptions *o, ETracePacket *k)
+{
+    const char *err = walk_f0_subformat(c, p, o, k);
+
+    if (err) {
+        return err;
+    }
+    if (k->subformat == 0) {
+        field32(c, &k->branch_count, 32);
+        field_uint(c, &k->branch_fmt, 2);
+        if (k->branch_fmt == 1) {
+            return "reserved branch_fmt";
+        }
+        if (k->branch_fmt != 0) {
+            walk_tail(c, p, k);
+        }
+        return NULL;
+    }
+    if (k->subformat != 1) {
+        return "reserved format 0 subformat";
+    }
+    field32(c, &k->index, p->cache_size_p);
+    walk_branch_map(c, k, false);
+    field_bool(c, &k->irreport);
+    field32(c, &k->irdepth, etrace_irdepth_width(p));
+    k->has_address = true;
+    return NULL;
+}
+
+/* Every payload layout of chapter 6, in transmission order. */
+static const char *walk_packet(BitCodec *c, const ETraceParams *p,
+                               const ETraceOptions *o, ETracePacket *k)
+{
+    field_uint(c, &k->format, 2);
+    switch (k->format) {
+    case 3:
+        return walk_format3(c, p, o, k);
+    case 2:
+        walk_tail(c, p, k);
+        return NULL;
+    case 1:
+        walk_branch_map(c, k, true);
+        if (k->branches != 0) {
+            walk_tail(c, p, k);
+        }
+        return NULL;
+    default:
+        return walk_format0(c, p, o, k);
+    }
+}
+
+/* --------------------------------------------------------- pack/unpack */
+
+static const ETraceOptions no_options;
+
+static unsigned src_bytes(const ETraceParams *p)
+{
+    return (p->src_bits + 7) / 8;
+}
+
+/* Bits left after dropping the copies of the sign at the top (>= 1). */
+static unsigned compressed_bits(const BitCodec *c, unsigned n)
+{
+    uint64_t sign = get_bit(c, n - 1) ? UINT64_MAX : 0;
+
+    /* the highest bit below n - 1 that differs from the sign */
+    for (int i = (n - 2) / 64; n >= 2 && i >= 0; i--) {
+        uint64_t diff = c->w[i] ^ sign;
+
+        if ((unsigned)i == (n - 2) / 64) {
+            diff &= width_mask((n - 2) % 64 + 1);
+        }
+        if (diff) {
+            return i * 64 + (63 - __builtin_clzll(diff)) + 2;
+        }
+    }
+    return 1;
+}
+
+size_t etrace_packet_pack(const ETraceParams *p, const ETraceOptions *o,
+                          const ETracePacket *pkt,
+                          uint8_t buf[ETRACE_MAX_PACKET])
+{
+    BitCodec c = { .unpack = false };
+    ETracePacket k = *pkt;
+    unsigned n, bytes, hdr = 1 + src_bytes(p);
+
+    if (!etrace_params_check(p, NULL)) {
+        return 0;
+    }
+    k.format &= 3;
+    if (walk_packet(&c, p, o ? o : &no_options, &k)) {
+        return 0;           /* a reserved value: unpack would reject it */
+    }
+    n = c.pos;
+    bytes = (compressed_bits(&c, n) + 7) / 8;
+    if (n > ETRACE_BITS_MAX + 64 || bytes > ETRACE_MAX_PAYLOAD) {
+        return 0;
+    }
+    fill_from(&c, n, get_bit(&c, n - 1));   /* sign-extend to the byte */
+    buf[0] = bytes;         /* flow 0, no timestamp */
+    for (unsigned i = 0; i < src_bytes(p); i++) {
+        buf[1 + i] = p->src_id >> (8 * i);
+    }
+    for (unsigned i = 0; i < bytes; i++) {
+        buf[hdr + i] = c.w[i / 8] >> (8 * (i % 8));
+    }
+    return hdr + bytes;
+}
+
+/* Decode a payload of plen bytes; bits past the end are sign copies. */
+static const char *unpack_payload(const ETraceParams *p,
+                                  const ETraceOptions *o,
+                                  const uint8_t *payload, unsigned plen,
+                                  ETracePacket *pkt)
+{
+    BitCodec c = { .unpack = true };
+    const char *err;
+
+    for (unsigned i = 0; i < plen; i++) {
+        c.w[i / 8] |= (uint64_t)payload[i] << (8 * (i % 8));
+    }
+    fill_from(&c, plen * 8, get_bit(&c, plen * 8 - 1));
+    err = walk_packet(&c, p, o, pkt);
+    if (err) {
+        return err;
+    }
+    if (plen > (c.pos + 7) / 8) {
+        return "payload longer than its packet";
+    }
+    for (unsigned i = c.pos; i < plen * 8; i++) {
+        if (get_bit(&c, i) != get_bit(&c, c.pos - 1)) {
+            return "payload padding is not a sign extension";
+        }
+    }
+    return NULL;
+}
+
+int etrace_packet_unpack(const ETraceParams *p, const ETraceOptions *o,
+                         const uint8_t *buf, size_t len, ETracePacket *pkt,
+                         const char **err)
+{
+    const char *msg = NULL;
+    unsigned plen, hdr;
+    size_t zeros = 0;
+
+    memset(pkt, 0, sizeof(*pkt));
+    if (!etrace_params_check(p, &msg)) {
+        *err = msg;
+        return -1;
+    }
+    while (zeros < len && buf[zeros] == 0) {
+        zeros++;
+    }
+    if (zeros) {
+        pkt->padding = true;
+        return zeros > INT32_MAX ? INT32_MAX : (int)zeros;
+    }
+    if (len == 0) {
+        return 0;
+    }
+    plen = buf[0] & 0x1f;
+    hdr = 1 + src_bytes(p) + ((buf[0] & 0x80) ? 2 : 0);
+    if (plen == 0) {
+        *err = "header with payload length 0";
+        return -1;
+    }
+    if (len < hdr + plen) {
+        return 0;
+    }
+    for (unsigned i = 0; i < src_bytes(p); i++) {
+        pkt->src_id |= (unsigned)buf[1 + i] << (8 * i);
+    }
+    msg = unpack_payload(p, o ? o : &no_options, buf + hdr, plen, pkt);
+    if (msg) {
+        *err = msg;
+        return -1;
+    }
+    return hdr + plen;
+}
+
+/* ---------------------------------------------------- relative flag bits */
+
+/*
+ * The bit sent just before irreport (and irdepth): updiscon, or in
+ * format 0 subformat 1 the MSB of branch_map or of branches.
+ */
+static unsigned bit_before_irreport(const ETracePacket *k)
+{
+    unsigned w;
+
+    if (k->format != 0 || k->subformat != 1) {
+        return k->updiscon;
+    }
+    w = map_width(k->branches, false);
+    return w ? (k->branch_map >> (w - 1)) & 1 : (k->branches >> 4) & 1;
+}
+
+static bool has_notify_fields(const ETracePacket *k)
+{
+    return k->format == 2 || (k->format == 1 && k->branches != 0) ||
+           (k->format == 0 && k->subformat == 0 && k->branch_fmt >= 2);
+}
+
+static bool has_irreport(const ETracePacket *k)
+{
+    return has_notify_fields(k) || (k->format == 0 && k->subformat == 1);
+}
+
+void etrace_packet_set_flags(const ETraceParams *p, ETracePacket *pkt,
+                             bool notify, bool updiscon, bool irreport,
+                             uint32_t irdepth)
+{
+    unsigned w = etrace_irdepth_width(p);
+    unsigned before;
+
+    if (has_notify_fields(pkt)) {
+        unsigned msb = (pkt->address >> (p->iaddress_width_p - 1)) & 1;
+
+        pkt->notify = notify ^ msb;
+        pkt->updiscon = updiscon ^ pkt->notify;
+    }
+    if (!has_irreport(pkt)) {
+        return;
+    }
+    before = bit_before_irreport(pkt);
+    pkt->irreport = irreport ^ before;
+    if (irreport) {
+        pkt->irdepth = irdepth & (uint32_t)width_mask(w);
+    } else {
+        pkt->irdepth = before ? (uint32_t)width_mask(w) : 0;
+    }
+}
+
+void etrace_packet_get_flags(const ETraceParams *p, const ETracePacket *pkt,
+                             bool *notify, bool *updiscon, bool *irreport)
+{
+    *notify = *updiscon = *irreport = false;
+    if (has_notify_fields(pkt)) {
+        unsigned msb = (pkt->address >> (p->iaddress_width_p - 1)) & 1;
+
+        *notify = pkt->notify != msb;
+        *updiscon = pkt->updiscon != pkt->notify;
+    }
+    if (has_irreport(pkt)) {
+        *irreport = pkt->irreport != bit_before_irreport(pkt);
+    }
+}

@@ -1,0 +1,414 @@
+/*
+ * E-trace codec: packets, encoder and decoder of RISC-V instruction trace
+ *
+ * A plain C library with no QEMU dependency beyond qemu/osdep.h (a stub in
+ * host builds): the trace-encoder device runs the encoder inside QEMU, the
+ * host decoder and the unit tests run the same code on the host.
+ *
+ * Reference: Efficient Trace for RISC-V v1.1.1 draft (the contract), with
+ * the ratified 2.0 packet layout as a second selectable version.
+ *
+ * Copyright (c) 2026 The rvpa authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef RISCV_ETRACE_H
+#define RISCV_ETRACE_H
+
+/*
+ * ---------------------------------------------------------------- params
+ *
+ * Hardware parameters (chapter 9, table 9.1): fixed for one encoder
+ * instance, discoverable by the decoder.  Widths are in bits; the *_size
+ * fields are log2 of the number of entries (0 = not implemented).
+ */
+typedef enum ETraceArch {
+    ETRACE_ARCH_1_1 = 0,    /* the v1.1.1 draft layout (arch_p = 0) */
+    ETRACE_ARCH_2_0 = 1,    /* the ratified 2.0 layout */
+} ETraceArch;
+
+typedef struct ETraceParams {
+    ETraceArch arch;
+    unsigned iaddress_width_p;  /* XLEN: 32 or 64 */
+    unsigned iaddress_lsb_p;    /* 1 with compressed instructions */
+    unsigned ecause_width_p;
+    unsigned privilege_width_p;
+    unsigned context_width_p;   /* 0: nocontext_p = 1 */
+    unsigned call_counter_size_p;
+    unsigned return_stack_size_p;
+    unsigned bpred_size_p;
+    unsigned cache_size_p;
+    unsigned f0s_width_p;       /* format 0 subformat width, 0 or 1 */
+    bool sijump_p;
+    unsigned src_bits;          /* encapsulation index field, 0..16 bits */
+    unsigned src_id;            /* index value this encoder sends */
+} ETraceParams;
+
+/*
+ * Defaults used by QEMU's encoder for a hart of this XLEN (32 or 64):
+ *   arch 1.1, iaddress_width_p = xlen, iaddress_lsb_p 1,
+ *   ecause_width_p 6: every cause QEMU raises fits (exceptions 0..23,
+ *     interrupts 0..63 with AIA; the interrupt bit travels separately),
+ *   privilege_width_p 3: bits 1:0 = U 0, S/HS 1, M 3 and bit 2 = V, so
+ *     VU = 4 and VS = 5 (values 2, 6 and 7 are reserved),
+ *   context_width_p 0, call_counter_size_p 4 (counts 0..15),
+ *   return_stack_size_p 4 (16 entries), bpred_size_p 6 (64 counters),
+ *   cache_size_p 4 (16 targets), f0s_width_p 1 (both format 0
+ *   subformats exist), sijump_p true, src_bits 0.
+ */
+void etrace_params_default(ETraceParams *p, unsigned xlen);
+
+/*
+ * Check that the parameters are in range and that every packet fits the
+ * 31-byte payload limit.  Returns false with a static message in *err.
+ */
+bool etrace_params_check(const ETraceParams *p, const char **err);
+
+/*
+ * --------------------------------------------------------------- options
+ *
+ * Run-time modes (section 3.2), reported in the options field of every
+ * support packet.  A mode whose hardware parameter is 0 is never on.
+ */
+typedef enum ETraceIRMode {
+    ETRACE_IR_OFF = 0,
+    ETRACE_IR_CALL_COUNTER = 1,     /* needs call_counter_size_p */
+    ETRACE_IR_RETURN_STACK = 2,     /* needs return_stack_size_p */
+} ETraceIRMode;
+
+typedef enum ETraceSyncMode {
+    ETRACE_SYNC_OFF = 0,
+    ETRACE_SYNC_PACKETS = 1,        /* te_inst packets since the last sync */
+    ETRACE_SYNC_CYCLES = 2,         /* cycles: one per retired instruction */
+    ETRACE_SYNC_HALFWORDS = 3,      /* retired 16-bit instruction parcels */
+} ETraceSyncMode;
+
+typedef struct ETraceOptions {
+    bool full_address;
+    bool implicit_exception;
+    bool sijump;
+    ETraceIRMode implicit_return;
+    bool branch_prediction;
+    bool jump_target_cache;
+    ETraceSyncMode sync_mode;
+    unsigned sync_max;              /* period 2^(sync_max + 4) units */
+} ETraceOptions;
+
+/*
+ * The options field of the support packet (section 6.5), one bit per
+ * mode the decoder must know about (resync settings are not sent):
+ *
+ *   bit  field               values
+ *   0    full_address        1: addresses are absolute (3.2.2)
+ *   1    implicit_exception  1: format 3 subformat 1 omits the address
+ *   2    sijump              1: sequentially inferable jumps are inferred
+ *   4:3  implicit_return     0 off, 1 call counter, 2 return stack, 3 rsvd
+ *   5    branch_prediction   1: format 0 subformat 0 may be used (3.2.6)
+ *   6    jump_target_cache   1: format 0 subformat 1 may be used (3.2.7)
+ *
+ * The encoder_mode field is 1 bit wide (0: branch trace).
+ */
+#define ETRACE_OPTIONS_WIDTH        7
+#define ETRACE_ENCODER_MODE_WIDTH   1
+
+/*
+ * --------------------------------------------------------------- packets
+ *
+ * One te_inst / te_support payload, unpacked.  Fields that a format does
+ * not carry are ignored when packing and zero after unpacking.  Booleans
+ * that the spec defines relative to the bit sent before them (notify,
+ * updiscon, irreport, and irdepth) are stored as the raw bits on the wire:
+ * etrace_packet_set_flags() and etrace_packet_get_flags() convert.
+ *
+ * Addresses are byte values modulo 2^iaddress_width_p (not shifted): the
+ * full address of format 3 and of full-address mode, or the difference
+ * from the previously reported address (3.2.1).  Bits below
+ * iaddress_lsb_p are not sent.  tvalepc is the 1.1 tvalepc field or the
+ * 2.0 tval field.
+ *
+ * Which field decides the layout:
+ *   format 1: branches 0 = 31-bit map and no address, else the map is
+ *             1, 3, 7, 15 or 31 bits (tables 6.6, 6.7) and an address
+ *             follows;
+ *   format 0 subformat 0: branch_fmt 0 = no address, 2 or 3 = address
+ *             (1 is reserved);
+ *   format 0 subformat 1: branches 0 = no map;
+ *   format 3 subformat 1: the address is omitted in implicit exception
+ *             mode (2.0: only when thaddr is 1); 2.0 omits tval for
+ *             interrupts.
+ * has_address is an output of unpack (true when the packet carries or, in
+ * implicit exception mode, implies an instruction address).
+ *
+ * Layout of arch 2.0 (ratified Efficient Trace 2.0, chapter 7) where it
+ * differs from 1.1.1: format 3 subformat 1 has thaddr after interrupt and
+ * tval instead of tvalepc (omitted for interrupts); the support packet
+ * ends with denable (1 bit), dloss (1 bit) and doptions (0 bits), all
+ * sent as 0; the time fields are absent (notime_p = 1) as in 1.1.
+ */
+typedef enum ETraceQualStatus {
+    ETRACE_QUAL_NO_CHANGE = 0,
+    ETRACE_QUAL_ENDED_REP = 1,
+    ETRACE_QUAL_TRACE_LOST = 2,
+    ETRACE_QUAL_ENDED_UPD = 3,
+} ETraceQualStatus;
+
+typedef struct ETracePacket {
+    unsigned format;        /* 0..3 */
+    unsigned subformat;     /* formats 0 and 3 */
+
+    /* format 3 subformats 0..2 */
+    bool branch;
+    unsigned privilege;
+    uint64_t context;
+    uint64_t ecause;
+    bool interrupt;
+    bool thaddr;            /* arch 2.0 only */
+    uint64_t tvalepc;
+
+    /* format 3 subformat 3 (support) */
+    bool enable;
+    unsigned encoder_mode;
+    ETraceQualStatus qual_status;
+    uint32_t options;
+
+    /* formats 0, 1 and 2 */
+    uint64_t address;       /* full (f3) or differential/full (f0..2) */
+    bool notify;
+    bool updiscon;
+    bool irreport;
+    uint32_t irdepth;
+    unsigned branches;      /* format 1: valid bits in branch_map */
+    uint32_t branch_map;    /* bit 0 = oldest branch; 1 = not taken */
+    uint32_t branch_count;  /* format 0 subformat 0 */
+    unsigned branch_fmt;    /* format 0 subformat 0 */
+    uint32_t index;         /* format 0 subformat 1: jump target cache */
+    bool has_address;       /* format 0/1: packet carries an address */
+
+    /* encapsulation (unpack only) */
+    unsigned src_id;        /* index field of the header */
+    bool padding;           /* only zero padding bytes were consumed */
+} ETracePacket;
+
+/* Largest encapsulated packet: header, index and a 31-byte payload. */
+#define ETRACE_MAX_PACKET 34
+#define ETRACE_MAX_PAYLOAD 31
+
+/*
+ * Pack pkt into its sign-compressed payload (the whole packet: identical
+ * most significant bits are dropped and the rest is sign-extended to whole
+ * bytes, at least one byte) and the example encapsulation of chapter 6
+ * (figure 6.1): a header byte with the payload length in bits 4:0, flow 0
+ * in bits 6:5 and no timestamp (bit 7 = 0), then p->src_id in
+ * DIV_ROUND_UP(p->src_bits, 8) bytes, least significant byte first, then
+ * the payload.  Field values are truncated to their widths.  o holds the
+ * run-time options (NULL: all off).  Returns the number of bytes written
+ * to buf, or 0 if the parameters are invalid.
+ */
+size_t etrace_packet_pack(const ETraceParams *p, const ETraceOptions *o,
+                          const ETracePacket *pkt,
+                          uint8_t buf[ETRACE_MAX_PACKET]);
+
+/*
+ * Unpack one encapsulated packet from buf[0..len), in the layout the
+ * options o select (the options of the last support packet; NULL: all
+ * off).  Returns the bytes it used (> 0), 0 if buf holds only part of a
+ * packet, or -1 if the bytes are not a valid packet (then *err names
+ * what is wrong).  A run of zero bytes where a header is expected is
+ * padding: it is consumed whole and reported with pkt->padding set.  A
+ * header with the timestamp bit set is accepted and its 2-byte timestamp
+ * skipped.  Rejected: a payload longer than the packet's fields, padding
+ * bits that are not the sign extension, reserved values (format 0
+ * subformat/branch_fmt, encoder_mode, option bits, privilege 2, 6, 7).
+ */
+int etrace_packet_unpack(const ETraceParams *p, const ETraceOptions *o,
+                         const uint8_t *buf, size_t len, ETracePacket *pkt,
+                         const char **err);
+
+/*
+ * Set notify, updiscon, irreport and irdepth from their meanings (6.6):
+ * notify = this address is reported because of trigger[2], updiscon =
+ * the instruction follows an uninferable discontinuity and a format 3
+ * comes next, irreport = irdepth is valid (return stack misprediction or
+ * depth report, 6.6.3).  The address (formats 0/2, 1 with address) or
+ * branch fields (format 0 subformat 1) must already be set.
+ */
+void etrace_packet_set_flags(const ETraceParams *p, ETracePacket *pkt,
+                             bool notify, bool updiscon, bool irreport,
+                             uint32_t irdepth);
+/* The meanings back from the raw bits (false for formats without them). */
+void etrace_packet_get_flags(const ETraceParams *p, const ETracePacket *pkt,
+                             bool *notify, bool *updiscon, bool *irreport);
+
+/* Width of the irdepth field (6.6 table 6.5). */
+unsigned etrace_irdepth_width(const ETraceParams *p);
+
+/*
+ * Options field of a support packet, and back.  Modes whose hardware
+ * parameter is 0 are dropped; sync_mode and sync_max are not sent.
+ */
+uint32_t etrace_options_pack(const ETraceParams *p, const ETraceOptions *o);
+void etrace_options_unpack(const ETraceParams *p, uint32_t bits,
+                           ETraceOptions *o);
+
+/*
+ * ----------------------------------------------------------------- blocks
+ *
+ * One retirement block on the instruction trace interface (chapter 4.2):
+ * iretire half-words of straight-line instructions from iaddr, the last
+ * of them 2 << ilastsize bytes long and of type itype.  itype 1 or 2
+ * (exception, interrupt) means the trap happened after the last retired
+ * instruction; iretire may then be 0.
+ *
+ * Blocks as QEMU produces them:
+ * - A block ends at every control transfer (itype 3..15 describe its last
+ *   instruction) or anywhere else with itype 0.  priv and context are
+ *   those the block's instructions ran with; ctype applies to the first
+ *   instruction of the block (the first after the context change).
+ * - A trap is an itype 1/2 block, normally with iretire 0, after the
+ *   block that ends at the last instruction retired before it (ecall and
+ *   ebreak do not retire; a faulting instruction does not retire).  The
+ *   next block starts at the trap handler.  With iretire > 0 the block's
+ *   instructions are ordinary ones (none is a control transfer) and the
+ *   trap follows its last one.  Two trap blocks in a row: the handler of
+ *   the first trapped before retiring anything.
+ * - cause is the cause code without the interrupt bit, tval the trap
+ *   value, epc the xepc the trap wrote.  The qualified flag of a trap
+ *   block is ignored: the trap belongs to the next traced instruction.
+ * - Blocks with iretire 0 and itype 0 are ignored.
+ * - sijump may only be set on a block whose last instruction is a jalr
+ *   (itype 6, 8, 10, 12, 13, 14) whose rs1 was written by the lui, auipc
+ *   or c.lui retired just before it (4.1.1).
+ * - notify (trigger[2]) asks for the block's last instruction to be
+ *   reported.
+ */
+typedef struct ETraceBlock {
+    uint64_t iaddr;
+    uint32_t iretire;       /* half-words */
+    uint32_t ninsns;        /* instructions (cycles sync mode, statistics) */
+    uint8_t ilastsize;      /* 0: 2 bytes, 1: 4 bytes */
+    uint8_t itype;          /* RISCVIType */
+    uint8_t priv;           /* privilege of the retired instructions */
+    bool sijump;            /* itype 8/10/14 that is sequentially inferable */
+    bool notify;            /* trigger[2]: report the last instruction */
+    bool qualified;         /* passes the filters (ETraceFilter) */
+    uint8_t ctype;          /* context report type, table 4.4 */
+    uint64_t context;
+    uint64_t cause;         /* itype 1 and 2 only */
+    uint64_t tval;          /* itype 1 and 2 only */
+    uint64_t epc;           /* itype 1 and 2 only */
+} ETraceBlock;
+
+/*
+ * ---------------------------------------------------------------- encoder
+ *
+ * The instruction-delta algorithm of chapter 8 (figure 8.1) on blocks
+ * (section 8.3).  Packets leave through emit(), already encapsulated.
+ * The choices a decoder must mirror:
+ *
+ * - Uninferable discontinuities (updiscon): itype 3, 6, 8, 10, 12, 13,
+ *   14, except a jalr with sijump in sijump mode (then inferable, unless
+ *   the jalr itself was reported by a format 3 packet: the decoder did
+ *   not see its lui/auipc) and an implicit return.
+ * - Implicit return: itype 8 and 9 push (address + length of the call),
+ *   also when the call itself is reported; itype 13 pops when the depth
+ *   is not 0 and, with the return stack, the target is the top entry;
+ *   a return stack miss does not pop and is reported on the target's
+ *   packet with irreport and irdepth = the depth.  itype 12 never
+ *   touches the stack.  Depth limits: 2^return_stack_size_p entries
+ *   (the oldest is overwritten), 2^call_counter_size_p - 1 calls (the
+ *   counter saturates).  Format 3.0 and 3.1 reset the depth to 0 before
+ *   their own instruction's push.
+ * - Depth reports (6.6.3) on packets reporting the last instruction
+ *   before a format 3 or the end of tracing, when the address is not an
+ *   updiscon target: after an implicit return if the depth is not 0,
+ *   else if there was an implicit return since the last call and no
+ *   branch since that return.
+ * - Branch predictor: index (address >> iaddress_lsb_p) mod
+ *   2^bpred_size_p; every entry is 01 after each format 3.0/3.1 (a
+ *   branch reported by the format 3 itself leaves no trace in it).
+ * - Jump target cache: direct mapped, index (address >> iaddress_lsb_p)
+ *   mod 2^cache_size_p, cleared by format 3.0/3.1; every updiscon target
+ *   reported by a format 0/1/2 is looked up and then stored.  A hit is
+ *   sent as format 0.1 unless the updiscon bit is needed (a format 3
+ *   follows), then as format 1/2.
+ * - Reference of differential addresses: the instruction reported by the
+ *   last format 3.0, 3.1 (even when the address is omitted), 2, 1 with
+ *   address, 0.0 with address or 0.1.  2.0 format 3.1 with thaddr 0
+ *   (EPC) is not a reference.
+ * - Traps: the last instruction before a trap is always reported
+ *   (format 0/1/2), then format 3.1 at the first handler instruction.
+ *   1.1: a second trap before the handler retires replaces the first
+ *   (only the last cause is sent).  2.0: the earlier trap is sent with
+ *   thaddr 0 (address = its EPC) first; a trap at the target of an
+ *   updiscon is sent at once with thaddr 0 and address = EPC, and the
+ *   handler then gets a format 3.0.
+ * - Context (context_width_p > 0): ctype 1 sends format 3.2 at the first
+ *   instruction without another packet; ctype 2 is a privilege change;
+ *   ctype 3 reports the previous instruction like a trap, then format 3.0.
+ * - Resync: the counter counts te_inst packets (support packets not
+ *   included), instructions (ninsns) or half-words (iretire) of traced
+ *   blocks, and is checked at the last instruction of each block: when it
+ *   reached 2^(sync_max + 4), pending branches are reported there and the
+ *   next block's first instruction gets format 3.0.  Exception: when that
+ *   last instruction is an updiscon, it is not reported and its target
+ *   is not synced (a decoder following the code to a format 3 address
+ *   stops at its first occurrence); the target is reported by format
+ *   0/1/2 with the updiscon bit (and irreport after a return stack miss)
+ *   and the next instruction gets format 3.0.
+ * - After a jump target reported without the updiscon bit, a privilege or
+ *   precise context change or a resync reports the instruction before
+ *   the format 3.0 (so that a format 3 never confirms a stop the decoder
+ *   made at an earlier occurrence of that target, 6.6.2 case 3).
+ * - Qualification: the last qualified instruction is reported, then a
+ *   support packet (enable 1, ended_upd when that report was an updiscon
+ *   target, else ended_rep); the next qualified instruction is synced.
+ * - lost(): pending state is dropped; a trace_lost support packet goes out
+ *   in front of the next packet, and the next instruction is synced.
+ */
+typedef void ETraceEmitFn(void *opaque, const uint8_t *bytes, size_t len);
+
+typedef struct ETraceEncoder ETraceEncoder;
+
+ETraceEncoder *etrace_encoder_new(const ETraceParams *p,
+                                  ETraceEmitFn *emit, void *opaque);
+void etrace_encoder_free(ETraceEncoder *e);
+
+/* Start tracing with these options: support packet, then a sync. */
+void etrace_encoder_start(ETraceEncoder *e, const ETraceOptions *o);
+/* Feed one block; packets may be emitted. */
+void etrace_encoder_block(ETraceEncoder *e, const ETraceBlock *b);
+/* End of trace: report the last instruction, then a support packet. */
+void etrace_encoder_stop(ETraceEncoder *e);
+/*
+ * The sink dropped packets: the next packets are a support packet with
+ * qual_status trace_lost, then a sync.
+ */
+void etrace_encoder_lost(ETraceEncoder *e);
+
+/* Counters for benchmarks and tools. */
+typedef struct ETraceStats {
+    uint64_t packets[4];    /* per format */
+    uint64_t bytes;
+    uint64_t halfwords;     /* traced instruction half-words */
+    uint64_t instructions;
+} ETraceStats;
+void etrace_encoder_stats(const ETraceEncoder *e, ETraceStats *s);
+
+/*
+ * ------------------------------------------------------- shared helpers
+ *
+ * State that encoder and decoder must keep identically (implemented in
+ * etrace-decoder.c).  Both tables are indexed by address bits
+ * [size:iaddress_lsb_p] (3.2.6, 3.2.7).
+ */
+uint32_t etrace_bpred_index(const ETraceParams *p, uint64_t addr);
+uint32_t etrace_jtc_index(const ETraceParams *p, uint64_t addr);
+/*
+ * Entries of the implicit-return stack (mode RETURN_STACK:
+ * 2^return_stack_size_p) or the largest call count (CALL_COUNTER:
+ * 2^call_counter_size_p - 1, the largest irdepth value of that width).
+ * A call when full drops the oldest entry; calls are itype 8 and 9, the
+ * returns that may be implicit itype 13.
+ */
+uint32_t etrace_irstack_max(const ETraceParams *p, ETraceIRMode mode);
+
+#endif /* RISCV_ETRACE_H */

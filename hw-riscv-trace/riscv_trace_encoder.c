@@ -1,0 +1,612 @@
+/*
+ * RISC-V trace encoder: E-trace packets from one hart's retired blocks
+ *
+ * Registers: the encoder map of the RISC-V Trace Control Interface
+ * (trTeControl, trTeImpl, trTeInstFeatures, trTeInstFilters and the
+ * filter and comparator blocks at 0x400/0x600), plus two read-only
+ * discovery registers at 0xE00 giving the E-trace parameters a decoder
+ * needs (docs/rvtrace.rst).  The hart hands over its block records
+ * (target/riscv/trace_ingress.c); the filters qualify them, the codec
+ * (etrace-encoder.c) turns them into packets, and the packets go to
+ * every enabled sink linked to the encoder.
+ *
+ * Copyright (c) 2026 The rvpa authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "qemu/log.h"
+#include "qemu/module.h"
+#include "hw/sysbus.h"
+#include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
+#include "target/riscv/cpu.h"
+#include "target/riscv/trace_ingress.h"
+#include "riscv_trace.h"
+#include "etrace.h"
+#include "etrace-filter.h"
+#include "trace.h"
+
+#define TE_CONTROL              0x000
+#define TE_IMPL                 0x004
+#define TE_INST_FEATURES        0x008
+#define TE_DISCOVERY0           0xE00
+#define TE_DISCOVERY1           0xE04
+
+/* trTeControl */
+#define TE_INST_TRACING         BIT(2)
+#define TE_INST_MODE_SHIFT      4
+#define TE_INST_MODE_LEN        3
+#define TE_STALL_OR_OVERFLOW    BIT(12)
+#define TE_INHIBIT_SRC          BIT(15)
+#define TE_SYNC_MODE_SHIFT      16
+#define TE_SYNC_MODE_LEN        2
+#define TE_SYNC_MAX_SHIFT       20
+#define TE_SYNC_MAX_LEN         4
+/* The fields software can change; the rest reads 0 (WARL). */
+#define TE_CONTROL_RW   (TR_CONTROL_ACTIVE | TR_CONTROL_ENABLE | \
+                         TE_INST_TRACING | TE_INHIBIT_SRC | \
+                         MAKE_64BIT_MASK(TE_INST_MODE_SHIFT, 3) | \
+                         MAKE_64BIT_MASK(TE_SYNC_MODE_SHIFT, 2) | \
+                         MAKE_64BIT_MASK(TE_SYNC_MAX_SHIFT, 4))
+/* The only InstMode: instruction delta trace ("optimized", 6). */
+#define TE_INST_MODE_DELTA      6
+
+/* trTeInstFeatures */
+#define TE_NO_ADDR_DIFF         BIT(0)
+#define TE_NO_TRAP_ADDR         BIT(1)
+#define TE_EN_SEQUENTIAL_JUMP   BIT(2)
+#define TE_EN_IMPLICIT_RETURN   BIT(3)
+#define TE_EN_BRANCH_PREDICTION BIT(4)
+#define TE_EN_JUMP_TARGET_CACHE BIT(5)
+#define TE_IR_MODE_SHIFT        6
+#define TE_IR_MODE_COUNT        1
+#define TE_IR_MODE_FULL         3
+#define TE_SRC_ID_SHIFT         16
+#define TE_SRC_ID_LEN           12
+#define TE_SRC_BITS_SHIFT       28
+#define TE_SRC_BITS_MAX         12
+
+/* Bytes gathered before they go to the sinks. */
+#define TE_STAGE_SIZE           4096
+
+OBJECT_DECLARE_SIMPLE_TYPE(RISCVTraceEncoderState, RISCV_TRACE_ENCODER)
+
+struct RISCVTraceEncoderState {
+    SysBusDevice parent_obj;
+    MemoryRegion mmio;
+
+    /* Properties */
+    CPUState *cpu;
+    Object *sinks[2];
+    uint32_t arch;
+    bool trace_from_reset;
+
+    /* Registers */
+    uint32_t control;
+    uint32_t inst_features;
+    ETraceFilter filter;
+
+    /* Encoding */
+    ETraceParams params;
+    ETraceEncoder *enc;
+    bool tracing;           /* the codec was started and not stopped */
+    bool stopping;          /* the hart has not yet run the stop */
+    bool lost;              /* a packet found no room: tell the codec */
+    unsigned prev_const_rd; /* sequentially inferable jump across TBs */
+    size_t budget;          /* bytes the sinks take in this burst */
+    size_t staged;
+    uint8_t stage[TE_STAGE_SIZE];
+};
+
+static RISCVTraceSink *te_sink(RISCVTraceEncoderState *te, int i)
+{
+    return te->sinks[i] ? RISCV_TRACE_SINK(te->sinks[i]) : NULL;
+}
+
+/* ------------------------------------------------------------- output */
+
+/* Bytes every enabled sink takes now; packets that do not fit are lost. */
+static size_t te_sink_space(RISCVTraceEncoderState *te)
+{
+    size_t space = SIZE_MAX;
+    bool any = false;
+
+    for (int i = 0; i < ARRAY_SIZE(te->sinks); i++) {
+        RISCVTraceSink *sink = te_sink(te, i);
+
+        if (sink) {
+            size_t n = RISCV_TRACE_SINK_GET_CLASS(sink)->space(sink);
+
+            if (n) {
+                space = MIN(space, n);
+                any = true;
+            }
+        }
+    }
+    return any ? space : 0;
+}
+
+static void te_flush(RISCVTraceEncoderState *te)
+{
+    for (int i = 0; i < ARRAY_SIZE(te->sinks) && te->staged; i++) {
+        RISCVTraceSink *sink = te_sink(te, i);
+
+        if (sink && RISCV_TRACE_SINK_GET_CLASS(sink)->space(sink)) {
+            RISCV_TRACE_SINK_GET_CLASS(sink)->write(sink, te->stage,
+                                                    te->staged);
+        }
+    }
+    te->staged = 0;
+}
+
+static void te_emit(void *opaque, const uint8_t *bytes, size_t len)
+{
+    RISCVTraceEncoderState *te = opaque;
+
+    if (te->staged + len > sizeof(te->stage)) {
+        te_flush(te);
+    }
+    if (len > te->budget) {
+        trace_riscv_trace_encoder_lost(te->cpu->cpu_index, len);
+        te->control |= TE_STALL_OR_OVERFLOW;
+        te->lost = true;
+        return;
+    }
+    te->budget -= len;
+    memcpy(te->stage + te->staged, bytes, len);
+    te->staged += len;
+}
+
+/* -------------------------------------------------------------- input */
+
+static unsigned te_priv(RISCVTraceEncoderState *te, uint64_t info)
+{
+    unsigned priv = extract64(info, RISCV_TRACE_PRIV_SHIFT, 2);
+
+    if (te->params.privilege_width_p >= 3 && (info & RISCV_TRACE_VIRT)) {
+        priv |= 4;
+    }
+    return priv;
+}
+
+static void te_record_to_block(RISCVTraceEncoderState *te,
+                               const RISCVTraceRecord *rec, ETraceBlock *b)
+{
+    uint64_t info = rec->info;
+    unsigned rs1 = extract64(info, RISCV_TRACE_JUMP_RS1_SHIFT, 5);
+    uint64_t addr_mask = MAKE_64BIT_MASK(0, te->params.iaddress_width_p);
+
+    *b = (ETraceBlock) {
+        .iaddr = rec->iaddr & addr_mask,
+        .iretire = extract64(info, RISCV_TRACE_IRETIRE_SHIFT, 16),
+        .ninsns = extract64(info, RISCV_TRACE_NINSNS_SHIFT, 16),
+        .ilastsize = info & RISCV_TRACE_ILASTSIZE ? 1 : 0,
+        .itype = extract64(info, RISCV_TRACE_ITYPE_SHIFT, 4),
+        .priv = te_priv(te, info),
+        .sijump = (info & RISCV_TRACE_SIJUMP) ||
+                  (rs1 && rs1 == te->prev_const_rd),
+        .qualified = true,
+        .cause = rec->cause,
+        .tval = rec->tval & addr_mask,
+        .epc = rec->iaddr & addr_mask,  /* for traps: the xepc written */
+    };
+    te->prev_const_rd = extract64(info, RISCV_TRACE_CONST_RD_SHIFT, 5);
+}
+
+static void te_encode(void *opaque, const ETraceBlock *b)
+{
+    RISCVTraceEncoderState *te = opaque;
+
+    etrace_encoder_block(te->enc, b);
+    if (te->lost) {
+        te->lost = false;
+        etrace_encoder_lost(te->enc);
+    }
+}
+
+/* The hart's records (RISCVTraceConsumeFn), on its thread, with the BQL. */
+static void te_consume(void *opaque, const RISCVTraceRecord *rec, unsigned n)
+{
+    RISCVTraceEncoderState *te = opaque;
+    ETraceBlock b;
+
+    if (!te->tracing) {
+        return;
+    }
+    te->budget = te_sink_space(te);
+    for (unsigned i = 0; i < n; i++) {
+        te_record_to_block(te, &rec[i], &b);
+        if (etrace_filter_active(&te->filter)) {
+            etrace_filter_block(&te->filter, &b, te_encode, te);
+        } else {
+            te_encode(te, &b);
+        }
+    }
+    te_flush(te);
+}
+
+/* Instruction lengths inside a block, for address-range filters. */
+static unsigned te_insn_len(void *opaque, uint64_t addr)
+{
+    RISCVTraceEncoderState *te = opaque;
+    uint8_t parcel[2];
+
+    if (cpu_memory_rw_debug(te->cpu, addr, parcel, 2, false)) {
+        return 0;
+    }
+    return (parcel[0] & 3) == 3 ? 4 : 2;
+}
+
+/* --------------------------------------------------------- start/stop */
+
+static void te_options(RISCVTraceEncoderState *te, ETraceOptions *o)
+{
+    uint32_t f = te->inst_features;
+
+    *o = (ETraceOptions) {
+        .full_address = f & TE_NO_ADDR_DIFF,
+        .implicit_exception = f & TE_NO_TRAP_ADDR,
+        .sijump = f & TE_EN_SEQUENTIAL_JUMP,
+        .branch_prediction = f & TE_EN_BRANCH_PREDICTION,
+        .jump_target_cache = f & TE_EN_JUMP_TARGET_CACHE,
+        .sync_mode = extract32(te->control, TE_SYNC_MODE_SHIFT,
+                               TE_SYNC_MODE_LEN),
+        .sync_max = extract32(te->control, TE_SYNC_MAX_SHIFT,
+                              TE_SYNC_MAX_LEN),
+    };
+    if (f & TE_EN_IMPLICIT_RETURN) {
+        o->implicit_return =
+            extract32(f, TE_IR_MODE_SHIFT, 2) == TE_IR_MODE_COUNT ?
+            ETRACE_IR_CALL_COUNTER : ETRACE_IR_RETURN_STACK;
+    }
+}
+
+static void te_start(RISCVTraceEncoderState *te)
+{
+    ETraceOptions o;
+
+    te->params.src_bits = te->control & TE_INHIBIT_SRC ? 0 :
+        extract32(te->inst_features, TE_SRC_BITS_SHIFT, 4);
+    te->params.src_id = extract32(te->inst_features, TE_SRC_ID_SHIFT,
+                                  TE_SRC_ID_LEN) &
+                        MAKE_64BIT_MASK(0, te->params.src_bits);
+    etrace_encoder_free(te->enc);
+    te->enc = etrace_encoder_new(&te->params, te_emit, te);
+    te_options(te, &o);
+    te->tracing = true;
+    te->prev_const_rd = 0;
+    te->budget = te_sink_space(te);
+    etrace_encoder_start(te->enc, &o);
+    te_flush(te);
+    riscv_trace_attach(te->cpu, te_consume, te);
+    riscv_trace_set_active(te->cpu, true);
+    trace_riscv_trace_encoder_start(te->cpu->cpu_index, te->control,
+                                    te->inst_features);
+}
+
+/* On the hart, after its last records were encoded. */
+static void te_stop_on_hart(void *opaque)
+{
+    RISCVTraceEncoderState *te = opaque;
+
+    if (te->tracing) {
+        te->budget = te_sink_space(te);
+        etrace_encoder_stop(te->enc);
+        te_flush(te);
+        for (int i = 0; i < ARRAY_SIZE(te->sinks); i++) {
+            RISCVTraceSink *sink = te_sink(te, i);
+
+            if (sink) {
+                RISCV_TRACE_SINK_GET_CLASS(sink)->flush(sink);
+            }
+        }
+        te->tracing = false;
+    }
+    te->stopping = false;
+    trace_riscv_trace_encoder_stop(te->cpu->cpu_index);
+}
+
+static bool te_wants_trace(RISCVTraceEncoderState *te)
+{
+    uint32_t need = TR_CONTROL_ACTIVE | TR_CONTROL_ENABLE | TE_INST_TRACING;
+
+    return (te->control & need) == need &&
+           extract32(te->control, TE_INST_MODE_SHIFT, TE_INST_MODE_LEN);
+}
+
+static void te_update(RISCVTraceEncoderState *te)
+{
+    bool want = te_wants_trace(te);
+
+    if (want && !te->tracing && !te->stopping) {
+        te_start(te);
+    } else if (!want && te->tracing && !te->stopping) {
+        te->stopping = true;
+        riscv_trace_set_active(te->cpu, false);
+        riscv_trace_run_on_hart(te->cpu, te_stop_on_hart, te);
+    }
+}
+
+/* ---------------------------------------------------------- registers */
+
+/* The Active 0->1 write: every other field takes its default. */
+static uint32_t te_control_defaults(void)
+{
+    return TR_CONTROL_ACTIVE |
+           TE_INST_MODE_DELTA << TE_INST_MODE_SHIFT |
+           ETRACE_SYNC_PACKETS << TE_SYNC_MODE_SHIFT |
+           4 << TE_SYNC_MAX_SHIFT;
+}
+
+static void te_write_control(RISCVTraceEncoderState *te, uint32_t val)
+{
+    uint32_t old = te->control;
+
+    if (!(val & TR_CONTROL_ACTIVE)) {
+        te->control = 0;
+        te->inst_features = 0;
+        etrace_filter_reset(&te->filter);
+    } else if (!(old & TR_CONTROL_ACTIVE)) {
+        te->control = te_control_defaults();
+    } else {
+        uint32_t mode = extract32(val, TE_INST_MODE_SHIFT, TE_INST_MODE_LEN);
+
+        if (mode) {
+            val = deposit32(val, TE_INST_MODE_SHIFT, TE_INST_MODE_LEN,
+                            TE_INST_MODE_DELTA);
+        }
+        te->control = (val & TE_CONTROL_RW) |
+                      (old & TE_STALL_OR_OVERFLOW & ~val);
+        if (!(old & TR_CONTROL_ENABLE) && (val & TR_CONTROL_ENABLE)) {
+            te->control &= ~TE_STALL_OR_OVERFLOW;
+        }
+    }
+    te_update(te);
+}
+
+static uint32_t te_legal_features(uint32_t val)
+{
+    uint32_t f = val & (TE_NO_ADDR_DIFF | TE_NO_TRAP_ADDR |
+                        TE_EN_SEQUENTIAL_JUMP | TE_EN_IMPLICIT_RETURN |
+                        TE_EN_BRANCH_PREDICTION | TE_EN_JUMP_TARGET_CACHE |
+                        MAKE_64BIT_MASK(TE_SRC_ID_SHIFT, TE_SRC_ID_LEN));
+    unsigned ir_mode = extract32(val, TE_IR_MODE_SHIFT, 2);
+    unsigned src_bits = extract32(val, TE_SRC_BITS_SHIFT, 4);
+
+    /* Implicit return: a call counter or a full-address stack. */
+    if (ir_mode) {
+        ir_mode = ir_mode == TE_IR_MODE_COUNT ? ir_mode : TE_IR_MODE_FULL;
+    }
+    f = deposit32(f, TE_IR_MODE_SHIFT, 2, ir_mode);
+    return deposit32(f, TE_SRC_BITS_SHIFT, 4, MIN(src_bits, TE_SRC_BITS_MAX));
+}
+
+static uint32_t te_impl(RISCVTraceEncoderState *te)
+{
+    bool v2 = te->arch == ETRACE_ARCH_2_0;
+
+    return TR_IMPL_VER(1, 0) | TR_COMP_ENCODER << TR_IMPL_TYPE_SHIFT |
+           (v2 ? 2 : 1) << 16 | (v2 ? 0 : 1) << 20;
+}
+
+/* Discovery (E-trace 9.1), in a layout of our own: docs/rvtrace.rst. */
+static uint32_t te_discovery(RISCVTraceEncoderState *te, hwaddr addr)
+{
+    const ETraceParams *p = &te->params;
+
+    if (addr == TE_DISCOVERY0) {
+        return p->iaddress_width_p | p->iaddress_lsb_p << 8 |
+               p->ecause_width_p << 12 | p->privilege_width_p << 20 |
+               p->context_width_p << 24;
+    }
+    return p->call_counter_size_p | p->return_stack_size_p << 4 |
+           p->bpred_size_p << 8 | p->cache_size_p << 12 |
+           p->sijump_p << 16 | p->f0s_width_p << 17 | p->arch << 20;
+}
+
+static uint64_t te_read(void *opaque, hwaddr addr, unsigned size)
+{
+    RISCVTraceEncoderState *te = opaque;
+    uint64_t val = 0;
+
+    if (addr == TE_CONTROL) {
+        val = te->control;
+        if (!te->stopping) {
+            val |= TR_CONTROL_EMPTY;
+        }
+    } else if (addr == TE_IMPL) {
+        val = te_impl(te);
+    } else if (!(te->control & TR_CONTROL_ACTIVE)) {
+        val = 0;
+    } else if (addr == TE_INST_FEATURES) {
+        val = te->inst_features;
+    } else if (etrace_filter_is_reg(addr)) {
+        val = etrace_filter_read(&te->filter, addr);
+    } else if (addr == TE_DISCOVERY0 || addr == TE_DISCOVERY1) {
+        val = te_discovery(te, addr);
+    }
+    trace_riscv_trace_encoder_read(te->cpu->cpu_index, addr, val);
+    return val;
+}
+
+static void te_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
+{
+    RISCVTraceEncoderState *te = opaque;
+
+    trace_riscv_trace_encoder_write(te->cpu->cpu_index, addr, val);
+    if (addr == TE_CONTROL) {
+        te_write_control(te, val);
+    } else if (!(te->control & TR_CONTROL_ACTIVE)) {
+        return;
+    } else if (addr == TE_INST_FEATURES) {
+        te->inst_features = te_legal_features(val);
+    } else if (etrace_filter_is_reg(addr)) {
+        etrace_filter_write(&te->filter, addr, val);
+    }
+}
+
+static const MemoryRegionOps te_ops = {
+    .read = te_read,
+    .write = te_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+};
+
+/* ------------------------------------------------------------- device */
+
+static void te_reset(DeviceState *dev)
+{
+    RISCVTraceEncoderState *te = RISCV_TRACE_ENCODER(dev);
+
+    te_write_control(te, 0);
+    if (te->trace_from_reset) {
+        te_write_control(te, TR_CONTROL_ACTIVE);
+        te_write_control(te, te->control | TR_CONTROL_ENABLE |
+                             TE_INST_TRACING);
+    }
+}
+
+static void te_realize(DeviceState *dev, Error **errp)
+{
+    RISCVTraceEncoderState *te = RISCV_TRACE_ENCODER(dev);
+    unsigned xlen;
+
+    if (!te->cpu || !object_dynamic_cast(OBJECT(te->cpu), TYPE_RISCV_CPU)) {
+        error_setg(errp, "riscv-trace-encoder: 'cpu' must name a RISC-V hart");
+        return;
+    }
+    for (int i = 0; i < ARRAY_SIZE(te->sinks); i++) {
+        if (te->sinks[i] &&
+            !object_dynamic_cast(te->sinks[i], TYPE_RISCV_TRACE_SINK)) {
+            error_setg(errp, "riscv-trace-encoder: sink %d is not a trace "
+                       "sink", i);
+            return;
+        }
+    }
+    if (te->arch > ETRACE_ARCH_2_0) {
+        error_setg(errp, "riscv-trace-encoder: arch must be 0 (E-trace "
+                   "1.1.1 draft) or 1 (2.0)");
+        return;
+    }
+    xlen = riscv_cpu_mxl(&RISCV_CPU(te->cpu)->env) == MXL_RV32 ? 32 : 64;
+    etrace_params_default(&te->params, xlen);
+    te->params.arch = te->arch;
+    etrace_filter_init(&te->filter, &te->params, te_insn_len, te);
+
+    memory_region_init_io(&te->mmio, OBJECT(dev), &te_ops, te,
+                          TYPE_RISCV_TRACE_ENCODER, RISCV_TRACE_REG_SIZE);
+    sysbus_init_mmio(SYS_BUS_DEVICE(dev), &te->mmio);
+}
+
+static void te_unrealize(DeviceState *dev)
+{
+    RISCVTraceEncoderState *te = RISCV_TRACE_ENCODER(dev);
+
+    etrace_encoder_free(te->enc);
+    te->enc = NULL;
+}
+
+/* The hart's pending records reach the sinks before the state is saved. */
+static int te_pre_save(void *opaque)
+{
+    RISCVTraceEncoderState *te = opaque;
+
+    if (te->tracing) {
+        riscv_trace_run_on_hart(te->cpu, NULL, NULL);
+    }
+    return 0;
+}
+
+/*
+ * The codec's state does not migrate: a trace restarts on the destination
+ * with a support packet and a sync, as after a trace-lost event.
+ */
+static int te_post_load(void *opaque, int version_id)
+{
+    RISCVTraceEncoderState *te = opaque;
+
+    etrace_filter_post_load(&te->filter);
+    te->tracing = false;
+    te->stopping = false;
+    te_update(te);
+    return 0;
+}
+
+static const VMStateDescription vmstate_te = {
+    .name = TYPE_RISCV_TRACE_ENCODER,
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_save = te_pre_save,
+    .post_load = te_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(control, RISCVTraceEncoderState),
+        VMSTATE_UINT32(inst_features, RISCVTraceEncoderState),
+        VMSTATE_UINT32(filter.inst_filters, RISCVTraceEncoderState),
+        VMSTATE_UINT32_ARRAY(filter.filter_control, RISCVTraceEncoderState,
+                             ETRACE_NUM_FILTERS),
+        VMSTATE_UINT32_ARRAY(filter.filter_match_inst,
+                             RISCVTraceEncoderState, ETRACE_NUM_FILTERS),
+        VMSTATE_UINT64_ARRAY(filter.filter_match_ecause,
+                             RISCVTraceEncoderState, ETRACE_NUM_FILTERS),
+        VMSTATE_UINT32_ARRAY(filter.comp_control, RISCVTraceEncoderState,
+                             ETRACE_NUM_COMPARATORS),
+        VMSTATE_UINT64_ARRAY(filter.comp_pmatch, RISCVTraceEncoderState,
+                             ETRACE_NUM_COMPARATORS),
+        VMSTATE_UINT64_ARRAY(filter.comp_smatch, RISCVTraceEncoderState,
+                             ETRACE_NUM_COMPARATORS),
+        VMSTATE_BOOL_ARRAY(filter.comp_latch, RISCVTraceEncoderState,
+                           ETRACE_NUM_COMPARATORS),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+static const Property te_properties[] = {
+    DEFINE_PROP_LINK("cpu", RISCVTraceEncoderState, cpu, TYPE_CPU,
+                     CPUState *),
+    DEFINE_PROP_LINK("sink", RISCVTraceEncoderState, sinks[0], TYPE_OBJECT,
+                     Object *),
+    DEFINE_PROP_LINK("pib", RISCVTraceEncoderState, sinks[1], TYPE_OBJECT,
+                     Object *),
+    DEFINE_PROP_UINT32("arch", RISCVTraceEncoderState, arch,
+                       ETRACE_ARCH_1_1),
+    DEFINE_PROP_BOOL("trace-from-reset", RISCVTraceEncoderState,
+                     trace_from_reset, false),
+};
+
+static void te_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+
+    dc->realize = te_realize;
+    dc->unrealize = te_unrealize;
+    device_class_set_legacy_reset(dc, te_reset);
+    dc->vmsd = &vmstate_te;
+    dc->desc = "RISC-V E-trace instruction trace encoder";
+    dc->user_creatable = false;
+    device_class_set_props(dc, te_properties);
+}
+
+static const TypeInfo te_info = {
+    .name = TYPE_RISCV_TRACE_ENCODER,
+    .parent = TYPE_SYS_BUS_DEVICE,
+    .instance_size = sizeof(RISCVTraceEncoderState),
+    .class_init = te_class_init,
+};
+
+static const TypeInfo sink_interface_info = {
+    .name = TYPE_RISCV_TRACE_SINK,
+    .parent = TYPE_INTERFACE,
+    .class_size = sizeof(RISCVTraceSinkClass),
+};
+
+static void te_register_types(void)
+{
+    type_register_static(&sink_interface_info);
+    type_register_static(&te_info);
+}
+
+type_init(te_register_types)

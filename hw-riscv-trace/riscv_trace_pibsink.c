@@ -1,0 +1,166 @@
+/*
+ * RISC-V trace PIB sink: trace bytes streamed to a QEMU character device
+ *
+ * Modelled on the Trace Control Interface's PIB sink (component type 0xA),
+ * whose pins become a chardev here: a host file or socket receives every
+ * byte of the encoders linked to it, so a whole run of any length can be
+ * captured without the guest's help.  Registers: trPibControl (Active,
+ * Enable, Empty) and trPibImpl.  Several encoders may share one sink; their
+ * packets then carry source IDs (trTeInstFeatures.SrcID/SrcBits).
+ *
+ * Copyright (c) 2026 The rvpa authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "qemu/module.h"
+#include "hw/sysbus.h"
+#include "hw/qdev-properties.h"
+#include "hw/qdev-properties-system.h"
+#include "chardev/char-fe.h"
+#include "migration/vmstate.h"
+#include "riscv_trace.h"
+#include "trace.h"
+
+#define PIB_CONTROL         0x000
+#define PIB_IMPL            0x004
+
+OBJECT_DECLARE_SIMPLE_TYPE(RISCVTracePibSinkState, RISCV_TRACE_PIBSINK)
+
+struct RISCVTracePibSinkState {
+    SysBusDevice parent_obj;
+    MemoryRegion mmio;
+    CharBackend chr;
+    bool start_enabled;     /* property: enabled from reset */
+    uint32_t control;
+    uint64_t bytes;         /* streamed so far, for tracing */
+};
+
+static size_t pib_space(RISCVTraceSink *sink)
+{
+    RISCVTracePibSinkState *s = RISCV_TRACE_PIBSINK(sink);
+    uint32_t on = TR_CONTROL_ACTIVE | TR_CONTROL_ENABLE;
+
+    return (s->control & on) == on && qemu_chr_fe_backend_connected(&s->chr) ?
+           SIZE_MAX : 0;
+}
+
+static void pib_write(RISCVTraceSink *sink, const uint8_t *buf, size_t len)
+{
+    RISCVTracePibSinkState *s = RISCV_TRACE_PIBSINK(sink);
+
+    /* Blocking, so that a slow consumer slows the guest, not the trace */
+    qemu_chr_fe_write_all(&s->chr, buf, len);
+    s->bytes += len;
+    trace_riscv_trace_pibsink_write(len, s->bytes);
+}
+
+static void pib_flush(RISCVTraceSink *sink)
+{
+}
+
+static uint64_t pib_read(void *opaque, hwaddr addr, unsigned size)
+{
+    RISCVTracePibSinkState *s = opaque;
+
+    switch (addr) {
+    case PIB_CONTROL:
+        return s->control | TR_CONTROL_EMPTY;
+    case PIB_IMPL:
+        return TR_IMPL_VER(1, 0) | TR_COMP_PIB_SINK << TR_IMPL_TYPE_SHIFT;
+    }
+    return 0;
+}
+
+static void pib_mmio_write(void *opaque, hwaddr addr, uint64_t val,
+                           unsigned size)
+{
+    RISCVTracePibSinkState *s = opaque;
+
+    if (addr != PIB_CONTROL) {
+        return;
+    }
+    if (!(val & TR_CONTROL_ACTIVE)) {
+        s->control = 0;
+    } else if (!(s->control & TR_CONTROL_ACTIVE)) {
+        s->control = TR_CONTROL_ACTIVE;
+    } else {
+        s->control = val & (TR_CONTROL_ACTIVE | TR_CONTROL_ENABLE);
+    }
+}
+
+static const MemoryRegionOps pib_ops = {
+    .read = pib_read,
+    .write = pib_mmio_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+};
+
+static void pib_reset(DeviceState *dev)
+{
+    RISCVTracePibSinkState *s = RISCV_TRACE_PIBSINK(dev);
+
+    s->control = s->start_enabled ? TR_CONTROL_ACTIVE | TR_CONTROL_ENABLE : 0;
+}
+
+static void pib_realize(DeviceState *dev, Error **errp)
+{
+    RISCVTracePibSinkState *s = RISCV_TRACE_PIBSINK(dev);
+
+    memory_region_init_io(&s->mmio, OBJECT(dev), &pib_ops, s,
+                          TYPE_RISCV_TRACE_PIBSINK, RISCV_TRACE_REG_SIZE);
+    sysbus_init_mmio(SYS_BUS_DEVICE(dev), &s->mmio);
+}
+
+static const VMStateDescription vmstate_pib = {
+    .name = TYPE_RISCV_TRACE_PIBSINK,
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(control, RISCVTracePibSinkState),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+static const Property pib_properties[] = {
+    DEFINE_PROP_CHR("chardev", RISCVTracePibSinkState, chr),
+    DEFINE_PROP_BOOL("start-enabled", RISCVTracePibSinkState, start_enabled,
+                     true),
+};
+
+static void pib_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    RISCVTraceSinkClass *sc = RISCV_TRACE_SINK_CLASS(klass);
+
+    dc->realize = pib_realize;
+    device_class_set_legacy_reset(dc, pib_reset);
+    dc->vmsd = &vmstate_pib;
+    dc->desc = "RISC-V trace sink streaming to a character device";
+    dc->user_creatable = false;
+    device_class_set_props(dc, pib_properties);
+    sc->space = pib_space;
+    sc->write = pib_write;
+    sc->flush = pib_flush;
+}
+
+static const TypeInfo pib_info = {
+    .name = TYPE_RISCV_TRACE_PIBSINK,
+    .parent = TYPE_SYS_BUS_DEVICE,
+    .instance_size = sizeof(RISCVTracePibSinkState),
+    .class_init = pib_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { TYPE_RISCV_TRACE_SINK },
+        { }
+    },
+};
+
+static void pib_register_types(void)
+{
+    type_register_static(&pib_info);
+}
+
+type_init(pib_register_types)

@@ -1,0 +1,427 @@
+/*
+ * RISC-V trace RAM sink (Trace Control Interface, trRam* registers)
+ *
+ * SMEM mode stores trace bytes in guest memory from Start to the inclusive
+ * Limit; SRAM mode in a buffer of the device's own, read through RP and
+ * Data.  The write pointer wraps to Start (setting Wrap, WPLow bit 0)
+ * unless StopOnWrap turns the sink off when the buffer is full.  Bytes go
+ * out LSB first; the pointers count 32-bit words, so a burst that ends
+ * inside a word is padded with zero bytes, which trace decoders skip.
+ *
+ * A buffer that is not entirely RAM (MMIO, holes, Limit below Start) takes
+ * nothing: the encoder then reports the loss.  Nothing is ever written
+ * outside [Start, Limit + 3].
+ *
+ * Copyright (c) 2026 The rvpa authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "qemu/log.h"
+#include "qemu/module.h"
+#include "qemu/units.h"
+#include "hw/sysbus.h"
+#include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
+#include "exec/address-spaces.h"
+#include "exec/memory.h"
+#include "riscv_trace.h"
+#include "trace.h"
+
+#define RAM_CONTROL         0x000
+#define RAM_IMPL            0x004
+#define RAM_START_LOW       0x010
+#define RAM_START_HIGH      0x014
+#define RAM_LIMIT_LOW       0x018
+#define RAM_LIMIT_HIGH      0x01C
+#define RAM_WP_LOW          0x020
+#define RAM_WP_HIGH         0x024
+#define RAM_RP_LOW          0x028
+#define RAM_RP_HIGH         0x02C
+#define RAM_DATA            0x040
+
+/* trRamControl */
+#define RAM_MODE_SMEM       BIT(4)
+#define RAM_STOP_ON_WRAP    BIT(8)
+#define RAM_CONTROL_RW      (TR_CONTROL_ACTIVE | TR_CONTROL_ENABLE | \
+                             RAM_MODE_SMEM | RAM_STOP_ON_WRAP)
+/* trRamImpl */
+#define RAM_HAS_SRAM        BIT(12)
+#define RAM_HAS_SMEM        BIT(13)
+/* trRamWPLow */
+#define RAM_WRAP            BIT(0)
+
+OBJECT_DECLARE_SIMPLE_TYPE(RISCVTraceRamSinkState, RISCV_TRACE_RAMSINK)
+
+struct RISCVTraceRamSinkState {
+    SysBusDevice parent_obj;
+    MemoryRegion mmio;
+
+    /* Properties */
+    uint32_t sram_size;     /* bytes, a power of two */
+
+    /* Registers */
+    uint32_t control;
+    uint64_t start;
+    uint64_t limit;
+    uint64_t wp;            /* byte address of the next byte */
+    bool wrap;
+    uint64_t rp;
+
+    uint8_t *sram;
+    bool smem_ok;           /* [start, limit + 3] is RAM, checked at enable */
+};
+
+static bool ram_smem(RISCVTraceRamSinkState *s)
+{
+    return s->control & RAM_MODE_SMEM;
+}
+
+static bool ram_enabled(RISCVTraceRamSinkState *s)
+{
+    uint32_t on = TR_CONTROL_ACTIVE | TR_CONTROL_ENABLE;
+
+    return (s->control & on) == on;
+}
+
+/* Start and Limit of the buffer the mode uses. */
+static uint64_t ram_start(RISCVTraceRamSinkState *s)
+{
+    return ram_smem(s) ? s->start : 0;
+}
+
+static uint64_t ram_limit(RISCVTraceRamSinkState *s)
+{
+    return ram_smem(s) ? s->limit : MIN(s->limit, s->sram_size - 4);
+}
+
+/* Whether [start, limit + 3] is guest RAM that the sink may fill. */
+static bool ram_range_is_ram(uint64_t start, uint64_t limit)
+{
+    uint64_t size = limit - start + 4;
+    MemoryRegionSection sec;
+    bool ok;
+
+    if (limit < start || limit + 4 < limit) {
+        return false;
+    }
+    sec = memory_region_find(get_system_memory(), start, size);
+    if (!sec.mr) {
+        return false;
+    }
+    ok = memory_region_is_ram(sec.mr) && !memory_region_is_rom(sec.mr) &&
+         int128_get64(sec.size) == size;
+    memory_region_unref(sec.mr);
+    return ok;
+}
+
+/* --------------------------------------------------------------- sink */
+
+static size_t ram_space(RISCVTraceSink *sink)
+{
+    RISCVTraceRamSinkState *s = RISCV_TRACE_RAMSINK(sink);
+
+    if (!ram_enabled(s) || (ram_smem(s) && !s->smem_ok)) {
+        return 0;
+    }
+    if (s->control & RAM_STOP_ON_WRAP) {
+        return ram_limit(s) + 4 - s->wp;
+    }
+    return SIZE_MAX;
+}
+
+static void ram_store(RISCVTraceRamSinkState *s, uint64_t addr,
+                      const uint8_t *buf, size_t len)
+{
+    if (ram_smem(s)) {
+        address_space_write(&address_space_memory, addr,
+                            MEMTXATTRS_UNSPECIFIED, buf, len);
+    } else {
+        memcpy(s->sram + addr, buf, len);
+    }
+}
+
+static void ram_write(RISCVTraceSink *sink, const uint8_t *buf, size_t len)
+{
+    RISCVTraceRamSinkState *s = RISCV_TRACE_RAMSINK(sink);
+    uint64_t end = ram_limit(s) + 4;
+
+    while (len && ram_space(sink)) {
+        size_t n = MIN(len, end - s->wp);
+
+        ram_store(s, s->wp, buf, n);
+        s->wp += n;
+        buf += n;
+        len -= n;
+        if (s->wp == end) {
+            s->wp = ram_start(s);
+            s->wrap = true;
+            if (s->control & RAM_STOP_ON_WRAP) {
+                s->control &= ~TR_CONTROL_ENABLE;
+            }
+        }
+    }
+    trace_riscv_trace_ramsink_write(s->wp, len);
+}
+
+/* Pad to a word with zero bytes: WP counts words. */
+static void ram_flush(RISCVTraceSink *sink)
+{
+    RISCVTraceRamSinkState *s = RISCV_TRACE_RAMSINK(sink);
+    static const uint8_t zeros[4];
+
+    if (s->wp & 3) {
+        ram_write(sink, zeros, 4 - (s->wp & 3));
+    }
+}
+
+/* ---------------------------------------------------------- registers */
+
+static void ram_write_control(RISCVTraceRamSinkState *s, uint32_t val)
+{
+    uint32_t old = s->control;
+
+    if (!(val & TR_CONTROL_ACTIVE)) {
+        s->control = 0;
+        return;
+    }
+    if (!(old & TR_CONTROL_ACTIVE)) {
+        s->control = TR_CONTROL_ACTIVE | RAM_MODE_SMEM;
+        return;
+    }
+    s->control = val & RAM_CONTROL_RW;
+    if (!(old & TR_CONTROL_ENABLE) && (val & TR_CONTROL_ENABLE)) {
+        s->smem_ok = ram_range_is_ram(s->start, s->limit);
+        if (s->wp < ram_start(s) || s->wp > ram_limit(s)) {
+            s->wp = ram_start(s);
+        }
+    }
+    if ((old & TR_CONTROL_ENABLE) && !(val & TR_CONTROL_ENABLE)) {
+        /* Enable 1->0 flushes: no partial word is left behind. */
+        s->control |= TR_CONTROL_ENABLE;
+        ram_flush(RISCV_TRACE_SINK(s));
+        s->control &= ~TR_CONTROL_ENABLE;
+    }
+}
+
+static uint32_t ram_impl(void)
+{
+    return TR_IMPL_VER(1, 0) | TR_COMP_RAM_SINK << TR_IMPL_TYPE_SHIFT |
+           RAM_HAS_SRAM | RAM_HAS_SMEM;
+}
+
+static uint64_t ram_data(RISCVTraceRamSinkState *s)
+{
+    uint64_t rp = s->rp;
+
+    if (ram_smem(s) || rp > ram_limit(s)) {
+        return 0;
+    }
+    s->rp = rp + 4 > ram_limit(s) ? 0 : rp + 4;
+    return ldl_le_p(s->sram + rp);
+}
+
+static uint64_t ram_read(void *opaque, hwaddr addr, unsigned size)
+{
+    RISCVTraceRamSinkState *s = opaque;
+    uint64_t val = 0;
+
+    switch (addr) {
+    case RAM_CONTROL:
+        val = s->control | TR_CONTROL_EMPTY;
+        break;
+    case RAM_IMPL:
+        val = ram_impl();
+        break;
+    case RAM_START_LOW:
+        val = (uint32_t)ram_start(s);
+        break;
+    case RAM_START_HIGH:
+        val = ram_start(s) >> 32;
+        break;
+    case RAM_LIMIT_LOW:
+        val = (uint32_t)ram_limit(s);
+        break;
+    case RAM_LIMIT_HIGH:
+        val = ram_limit(s) >> 32;
+        break;
+    case RAM_WP_LOW:
+        val = (uint32_t)(s->wp & ~3ULL) | (s->wrap ? RAM_WRAP : 0);
+        break;
+    case RAM_WP_HIGH:
+        val = s->wp >> 32;
+        break;
+    case RAM_RP_LOW:
+        val = (uint32_t)s->rp;
+        break;
+    case RAM_RP_HIGH:
+        val = s->rp >> 32;
+        break;
+    case RAM_DATA:
+        val = ram_data(s);
+        break;
+    }
+    if (!(s->control & TR_CONTROL_ACTIVE) && addr > RAM_IMPL) {
+        val = 0;
+    }
+    trace_riscv_trace_ramsink_read(addr, val);
+    return val;
+}
+
+static uint64_t ram_set_half(uint64_t reg, hwaddr addr, uint64_t val)
+{
+    return addr & 4 ? deposit64(reg, 32, 32, val) :
+                      deposit64(reg, 0, 32, val & ~3ULL);
+}
+
+static void ram_mmio_write(void *opaque, hwaddr addr, uint64_t val,
+                           unsigned size)
+{
+    RISCVTraceRamSinkState *s = opaque;
+
+    trace_riscv_trace_ramsink_mmio_write(addr, val);
+    if (addr == RAM_CONTROL) {
+        ram_write_control(s, val);
+        return;
+    }
+    /* Pointers are writable while Active and not Enabled. */
+    if ((s->control & (TR_CONTROL_ACTIVE | TR_CONTROL_ENABLE)) !=
+        TR_CONTROL_ACTIVE) {
+        return;
+    }
+    switch (addr) {
+    case RAM_START_LOW:
+    case RAM_START_HIGH:
+        s->start = ram_set_half(s->start, addr, val);
+        break;
+    case RAM_LIMIT_LOW:
+    case RAM_LIMIT_HIGH:
+        s->limit = ram_set_half(s->limit, addr, val);
+        break;
+    case RAM_WP_LOW:
+    case RAM_WP_HIGH:
+        s->wp = ram_set_half(s->wp, addr, val);
+        s->wrap = false;
+        break;
+    case RAM_RP_LOW:
+    case RAM_RP_HIGH:
+        s->rp = MIN(ram_set_half(s->rp, addr, val), s->sram_size - 4);
+        break;
+    }
+}
+
+static const MemoryRegionOps ram_ops = {
+    .read = ram_read,
+    .write = ram_mmio_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+};
+
+/* ------------------------------------------------------------- device */
+
+static void ram_reset(DeviceState *dev)
+{
+    RISCVTraceRamSinkState *s = RISCV_TRACE_RAMSINK(dev);
+
+    s->control = 0;
+    s->start = s->wp = s->rp = 0;
+    s->limit = s->sram_size - 4;    /* SRAM: the whole buffer */
+    s->wrap = false;
+    s->smem_ok = false;
+}
+
+static void ram_realize(DeviceState *dev, Error **errp)
+{
+    RISCVTraceRamSinkState *s = RISCV_TRACE_RAMSINK(dev);
+
+    if (s->sram_size < 4 || !is_power_of_2(s->sram_size)) {
+        error_setg(errp, "riscv-trace-ramsink: sram-size must be a power "
+                   "of two of at least 4 bytes");
+        return;
+    }
+    s->sram = g_malloc0(s->sram_size);
+    memory_region_init_io(&s->mmio, OBJECT(dev), &ram_ops, s,
+                          TYPE_RISCV_TRACE_RAMSINK, RISCV_TRACE_REG_SIZE);
+    sysbus_init_mmio(SYS_BUS_DEVICE(dev), &s->mmio);
+}
+
+static void ram_unrealize(DeviceState *dev)
+{
+    RISCVTraceRamSinkState *s = RISCV_TRACE_RAMSINK(dev);
+
+    g_free(s->sram);
+    s->sram = NULL;
+}
+
+static int ram_post_load(void *opaque, int version_id)
+{
+    RISCVTraceRamSinkState *s = opaque;
+
+    s->smem_ok = ram_range_is_ram(s->start, s->limit);
+    s->rp = MIN(s->rp, s->sram_size - 4);
+    if (s->wp < ram_start(s) || s->wp > ram_limit(s) + 3) {
+        s->wp = ram_start(s);
+    }
+    return 0;
+}
+
+static const VMStateDescription vmstate_ram = {
+    .name = TYPE_RISCV_TRACE_RAMSINK,
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .post_load = ram_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(control, RISCVTraceRamSinkState),
+        VMSTATE_UINT64(start, RISCVTraceRamSinkState),
+        VMSTATE_UINT64(limit, RISCVTraceRamSinkState),
+        VMSTATE_UINT64(wp, RISCVTraceRamSinkState),
+        VMSTATE_BOOL(wrap, RISCVTraceRamSinkState),
+        VMSTATE_UINT64(rp, RISCVTraceRamSinkState),
+        VMSTATE_VBUFFER_UINT32(sram, RISCVTraceRamSinkState, 1, NULL,
+                               sram_size),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+static const Property ram_properties[] = {
+    DEFINE_PROP_UINT32("sram-size", RISCVTraceRamSinkState, sram_size,
+                       64 * KiB),
+};
+
+static void ram_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    RISCVTraceSinkClass *sc = RISCV_TRACE_SINK_CLASS(klass);
+
+    dc->realize = ram_realize;
+    dc->unrealize = ram_unrealize;
+    device_class_set_legacy_reset(dc, ram_reset);
+    dc->vmsd = &vmstate_ram;
+    dc->desc = "RISC-V trace RAM sink";
+    dc->user_creatable = false;
+    device_class_set_props(dc, ram_properties);
+    sc->space = ram_space;
+    sc->write = ram_write;
+    sc->flush = ram_flush;
+}
+
+static const TypeInfo ram_info = {
+    .name = TYPE_RISCV_TRACE_RAMSINK,
+    .parent = TYPE_SYS_BUS_DEVICE,
+    .instance_size = sizeof(RISCVTraceRamSinkState),
+    .class_init = ram_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { TYPE_RISCV_TRACE_SINK },
+        { }
+    },
+};
+
+static void ram_register_types(void)
+{
+    type_register_static(&ram_info);
+}
+
+type_init(ram_register_types)

@@ -1,0 +1,120 @@
+#!/bin/bash
+# Trace benchmark, on the workload guest (tests-tcg/bench/workloads.c):
+#
+# 1. speed: the call-heavy workload without trace devices, with them idle,
+#    and tracing with the default and with all optimisations, in
+#    interleaved rounds; the median of per-round ratios to "off";
+# 2. trace size: bits per instruction of each workload for each mode
+#    combination (-icount shift=0, so minstret counts instructions).
+#
+#   scripts/bench-trace.sh [ROUNDS [ITERATIONS]]   (default 7, 2000)
+#
+# The guest times its workload with mtime, so QEMU start-up is not
+# counted.  Run it on an otherwise idle machine; results in
+# docs/rvtrace.rst.
+set -euo pipefail
+
+. "$(dirname "$0")/lib.sh"
+
+rounds=${1:-7}
+iters=${2:-2000}
+qemu=$RVPA_QEMU/build/qemu-system-riscv64
+elf=$RVPA_BUILD/tests-tcg/bench-workloads-rv64.elf
+[ -x "$qemu" ] && [ -f "$elf" ] ||
+    die "build first (scripts/run-tests.sh or meson compile -C build)"
+
+# trTeInstFeatures bits (docs/rvtrace.rst)
+full_address=1 implicit_exception=2 sijump=4 implicit_return=8
+branch_prediction=16 jump_target_cache=32 ir_counter=64 ir_stack=192
+all=$((implicit_exception | sijump | implicit_return | ir_stack |
+       branch_prediction | jump_target_cache))
+
+run_guest() {
+    local machine=$1 append=$2 out
+    shift 2
+    out=$("$qemu" -M "$machine" -bios none -display none -monitor none \
+          -serial stdio -cpu rv64 -kernel "$elf" "$@" -append "$append") ||
+        die "guest failed ($machine, $append): $out"
+    grep '^work:' <<<"$out" || die "no result ($machine, $append): $out"
+}
+
+# ------------------------------------------------------------- 1. speed
+
+# name | machine | guest arguments
+configs=(
+    "off|virt|"
+    "rvtrace=on, idle|virt,rvtrace=on|"
+    "tracing, default modes|virt,rvtrace=on|trace=0"
+    "tracing, all modes|virt,rvtrace=on|trace=$all"
+)
+
+declare -A times
+n=${#configs[@]}
+for ((r = 1; r <= rounds; r++)); do
+    for ((k = 0; k < n; k++)); do
+        IFS='|' read -r name machine args <<<"${configs[(r + k) % n]}"
+        line=$(run_guest "$machine" "work=recursion iters=$iters $args")
+        times[$name]+="$(awk '{ print $6 }' <<<"$line") "
+    done
+    info "round $r of $rounds done"
+done
+
+median() {
+    tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -n |
+        awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+# Median of the per-round ratios: each round runs every configuration
+# back to back, which cancels slow drifts of a shared machine.
+paired_ratio() {
+    local -a cfg base
+    read -r -a cfg <<<"$1"
+    read -r -a base <<<"$2"
+    for i in "${!cfg[@]}"; do
+        awk -v a="${cfg[$i]}" -v b="${base[$i]}" 'BEGIN { print a / b }'
+    done | sort -g |
+        awk '{ v[NR] = $1 } END { printf "%.3fx", v[int((NR + 1) / 2)] }'
+}
+
+echo "Speed: call-heavy recursion, $iters iterations, $rounds rounds"
+printf '%-26s %14s %14s\n' configuration "median ticks" "paired ratio"
+for c in "${configs[@]}"; do
+    IFS='|' read -r name machine args <<<"$c"
+    printf '%-26s %14s %14s\n' "$name" "$(median "${times[$name]}")" \
+        "$(paired_ratio "${times[$name]}" "${times[off]}")"
+done
+echo "(mtime ticks are 100 ns)"
+echo
+
+# --------------------------------------------------------- 2. trace size
+
+# name | trTeInstFeatures
+modes=(
+    "default (delta addresses)|0"
+    "full address|$full_address"
+    "implicit exception|$implicit_exception"
+    "sequentially inferable jumps|$sijump"
+    "implicit return, call counter|$((implicit_return | ir_counter))"
+    "implicit return, return stack|$((implicit_return | ir_stack))"
+    "branch prediction|$branch_prediction"
+    "jump target cache|$jump_target_cache"
+    "all but full address, counter|$((all & ~ir_stack | ir_counter))"
+    "all but full address, stack|$all"
+)
+workloads=(coremark sort recursion)
+
+echo "Trace size: bits per instruction (10 iterations, -icount shift=0)"
+printf '%-32s' mode
+printf '%12s' "${workloads[@]}"
+echo
+for m in "${modes[@]}"; do
+    IFS='|' read -r name features <<<"$m"
+    printf '%-32s' "$name"
+    for w in "${workloads[@]}"; do
+        line=$(run_guest virt,rvtrace=on "work=$w iters=10 trace=$features" \
+               -icount shift=0)
+        awk '{ if ($10 != 0) print "wrapped"; else printf "%12.3f", $8 * 8 / $4 }' \
+            <<<"$line"
+    done
+    echo
+done

@@ -1,0 +1,183 @@
+/*
+ * RISC-V instruction trace ingress: the hart side
+ *
+ * Translated code appends block records to env->trace_ring (see
+ * trace_ingress_translate.c.inc); this file adds the records only C knows
+ * about (traps, the part of a block before a trap in its middle, wfi) and
+ * hands the ring to the encoder.  The ring belongs to the hart's thread:
+ * it is drained there, and a device on another thread asks for it through
+ * riscv_trace_run_on_hart().
+ *
+ * Copyright (c) 2026 The rvpa authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "qemu/main-loop.h"
+#include "cpu.h"
+#include "trace_ingress.h"
+#include "exec/exec-all.h"
+#include "exec/helper-proto.h"
+#include "hw/core/cpu.h"
+#include "system/runstate.h"
+
+uint64_t riscv_trace_cs_base(CPURISCVState *env)
+{
+    return qatomic_read(&env->trace_on) ? RISCV_CS_BASE_TRACE : 0;
+}
+
+/* Hand the records to the encoder, under the BQL like any device code. */
+static void trace_drain(CPURISCVState *env)
+{
+    unsigned n = env->trace_pos / sizeof(RISCVTraceRecord);
+
+    env->trace_pos = 0;
+    if (n && env->trace_consume) {
+        BQL_LOCK_GUARD();
+        env->trace_consume(env->trace_opaque, env->trace_ring, n);
+    }
+}
+
+void helper_trace_drain(CPURISCVState *env)
+{
+    trace_drain(env);
+}
+
+static RISCVTraceRecord *trace_append(CPURISCVState *env)
+{
+    RISCVTraceRecord *rec;
+
+    if (env->trace_pos >= sizeof(env->trace_ring)) {
+        trace_drain(env);
+    }
+    rec = &env->trace_ring[env->trace_pos / sizeof(RISCVTraceRecord)];
+    env->trace_pos += sizeof(RISCVTraceRecord);
+    memset(rec, 0, sizeof(*rec));
+    return rec;
+}
+
+static uint64_t trace_priv_info(target_ulong priv, bool virt)
+{
+    return deposit64(0, RISCV_TRACE_PRIV_SHIFT, 2, priv) |
+           (virt ? RISCV_TRACE_VIRT : 0);
+}
+
+/* Instructions [trace_blk_start, end) retired; the last one is last_len. */
+static void trace_add_block(CPURISCVState *env, target_ulong end,
+                            unsigned ninsns, unsigned last_len)
+{
+    RISCVTraceRecord *rec = trace_append(env);
+
+    rec->iaddr = env->trace_blk_start;
+    rec->info = deposit64(0, RISCV_TRACE_IRETIRE_SHIFT, 16,
+                          (end - env->trace_blk_start) / 2) |
+                deposit64(0, RISCV_TRACE_NINSNS_SHIFT, 16, ninsns) |
+                (last_len == 4 ? RISCV_TRACE_ILASTSIZE : 0) |
+                trace_priv_info(env->priv, env->virt_enabled);
+    env->trace_blk_start = end;
+}
+
+/*
+ * A helper interrupted a traced TB at the instruction at pc, which did not
+ * retire (riscv_restore_state_to_opc): report the ones before it.
+ */
+void riscv_trace_restore(CPURISCVState *env, const TranslationBlock *tb,
+                         uint64_t data0, uint64_t pc)
+{
+    unsigned index = data0 >> RISCV_TRACE_START_INDEX_SHIFT;
+
+    if (!(tb->cs_base & RISCV_CS_BASE_TRACE) || index == 0) {
+        return;
+    }
+    trace_add_block(env, pc, index,
+                    data0 & RISCV_TRACE_START_PREV_RVC ? 2 : 4);
+}
+
+/* A trap after the last retired instruction (riscv_cpu_do_interrupt). */
+void riscv_trace_trap(CPURISCVState *env, bool async, uint64_t cause,
+                      uint64_t epc, uint64_t tval, unsigned prev_priv,
+                      bool prev_virt)
+{
+    RISCVTraceRecord *rec;
+
+    if (!qatomic_read(&env->trace_on)) {
+        return;
+    }
+    rec = trace_append(env);
+    rec->iaddr = epc;
+    rec->info = deposit64(0, RISCV_TRACE_ITYPE_SHIFT, 4,
+                          async ? 2 : 1) |
+                trace_priv_info(prev_priv, prev_virt);
+    rec->cause = cause;
+    rec->tval = tval;
+}
+
+/*
+ * wfi retires and then stops the hart from its helper, whose TB is left
+ * without passing an exit: report the block up to and including it.
+ */
+void riscv_trace_wfi(CPURISCVState *env, uintptr_t ra)
+{
+    CPUState *cs = env_cpu(env);
+    target_ulong next = env->pc;
+
+    if (!qatomic_read(&env->trace_on)) {
+        return;
+    }
+    /* Reports the instructions before the wfi; env->pc becomes the wfi. */
+    cpu_restore_state(cs, ra);
+    trace_add_block(env, next, 1, 4);
+    env->pc = next;
+}
+
+void riscv_trace_attach(CPUState *cs, RISCVTraceConsumeFn *fn, void *opaque)
+{
+    CPURISCVState *env = cpu_env(cs);
+
+    env->trace_consume = fn;
+    env->trace_opaque = opaque;
+}
+
+/*
+ * Translated code follows from the next TB lookup on; cpu_exit() leaves
+ * the chained TBs the hart may be running.
+ */
+void riscv_trace_set_active(CPUState *cs, bool on)
+{
+    qatomic_set(&cpu_env(cs)->trace_on, on);
+    cpu_exit(cs);
+}
+
+typedef struct TraceHartWork {
+    void (*fn)(void *opaque);
+    void *opaque;
+} TraceHartWork;
+
+static void trace_hart_work(CPUState *cs, run_on_cpu_data data)
+{
+    TraceHartWork *work = data.host_ptr;
+
+    trace_drain(cpu_env(cs));
+    if (work->fn) {
+        work->fn(work->opaque);
+    }
+    g_free(work);
+}
+
+/*
+ * Run fn after the hart's pending records reached the encoder.  On the
+ * hart's own thread, or while the VM does not run, that is now; otherwise
+ * the hart does it between two TBs.
+ */
+void riscv_trace_run_on_hart(CPUState *cs, void (*fn)(void *opaque),
+                             void *opaque)
+{
+    TraceHartWork *work = g_new0(TraceHartWork, 1);
+
+    work->fn = fn;
+    work->opaque = opaque;
+    if (current_cpu == cs || !runstate_is_running() || !cs->created) {
+        trace_hart_work(cs, RUN_ON_CPU_HOST_PTR(work));
+    } else {
+        async_run_on_cpu(cs, trace_hart_work, RUN_ON_CPU_HOST_PTR(work));
+    }
+}

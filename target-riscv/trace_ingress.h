@@ -1,0 +1,87 @@
+/*
+ * RISC-V instruction trace ingress: per-block retirement records
+ *
+ * While a trace encoder traces a hart, the hart reports what it retires as
+ * the blocks of the E-trace instruction trace interface (chapter 4.2):
+ * translated code appends one record per executed translation block exit
+ * to a ring in CPURISCVState, traps append theirs from C, and the ring is
+ * handed to the encoder that attached itself (riscv_trace_attach) when it
+ * fills, when tracing stops and when the encoder asks for it.  While no
+ * encoder traces the hart, translated code contains nothing of this: the
+ * "trace on" bit of TranslationBlock.cs_base selects other TBs.
+ *
+ * Copyright (c) 2026 The rvpa authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef RISCV_TRACE_INGRESS_H
+#define RISCV_TRACE_INGRESS_H
+
+/*
+ * One record.  A block: iaddr is its first instruction, info packs the
+ * RISCV_TRACE_* fields below.  A trap (itype 1 or 2) retires nothing
+ * itself: it follows the block ending at the last retired instruction,
+ * iaddr is the trapping instruction (xepc) and cause/tval are set.  A
+ * context record (RISCV_TRACE_CONTEXT) carries the new context in cause.
+ */
+typedef struct RISCVTraceRecord {
+    uint64_t iaddr;
+    uint64_t info;
+    uint64_t cause;
+    uint64_t tval;
+} RISCVTraceRecord;
+
+#define RISCV_TRACE_IRETIRE_SHIFT   0   /* 16 bits: half-words */
+#define RISCV_TRACE_NINSNS_SHIFT    16  /* 16 bits: instructions */
+#define RISCV_TRACE_ITYPE_SHIFT     32  /* 4 bits: E-trace itype */
+#define RISCV_TRACE_ILASTSIZE       BIT_ULL(36) /* last insn is 4 bytes */
+#define RISCV_TRACE_PRIV_SHIFT      37  /* 2 bits: privilege mode */
+#define RISCV_TRACE_VIRT            BIT_ULL(39) /* V=1 */
+#define RISCV_TRACE_SIJUMP          BIT_ULL(40) /* sequentially inferable */
+#define RISCV_TRACE_CONTEXT         BIT_ULL(41) /* context record */
+/*
+ * A lui/auipc/c.lui and the jump using its register may be split over two
+ * TBs: the block ending with the constant load names its rd, the block of
+ * only the jump names its rs1, and the consumer pairs adjacent records.
+ */
+#define RISCV_TRACE_CONST_RD_SHIFT  42  /* 5 bits, 0: none */
+#define RISCV_TRACE_JUMP_RS1_SHIFT  47  /* 5 bits, 0: none */
+
+/* Records in the ring; translated code drains it when it is full. */
+#define RISCV_TRACE_RING_LEN        64
+
+/* The cs_base bit of TBs translated for a traced hart. */
+#define RISCV_CS_BASE_TRACE         BIT_ULL(32)
+
+/*
+ * insn_start data[0] of a traced TB: the page offset of the instruction
+ * (CF_PCREL), then what a mid-block trap needs to report the instructions
+ * of the TB that retired before it (riscv_trace_restore).
+ */
+#define RISCV_TRACE_START_PREV_RVC  BIT_ULL(12)  /* previous insn 2 bytes */
+#define RISCV_TRACE_START_INDEX_SHIFT 13        /* insn index in the TB */
+
+/* What an encoder receives: n records, oldest first. */
+typedef void RISCVTraceConsumeFn(void *opaque, const RISCVTraceRecord *rec,
+                                 unsigned n);
+
+#ifndef CONFIG_USER_ONLY
+struct CPUArchState;
+
+/* For devices: the encoder of a hart attaches, then turns tracing on. */
+void riscv_trace_attach(CPUState *cs, RISCVTraceConsumeFn *fn, void *opaque);
+void riscv_trace_set_active(CPUState *cs, bool on);
+void riscv_trace_run_on_hart(CPUState *cs, void (*fn)(void *opaque),
+                             void *opaque);
+
+/* Hooks of the hart (cpu_helper.c, op_helper.c, tcg-cpu.c). */
+uint64_t riscv_trace_cs_base(struct CPUArchState *env);
+void riscv_trace_trap(struct CPUArchState *env, bool async, uint64_t cause,
+                      uint64_t epc, uint64_t tval, unsigned prev_priv,
+                      bool prev_virt);
+void riscv_trace_restore(struct CPUArchState *env,
+                         const TranslationBlock *tb, uint64_t data0,
+                         uint64_t pc);
+void riscv_trace_wfi(struct CPUArchState *env, uintptr_t ra);
+#endif
+
+#endif /* RISCV_TRACE_INGRESS_H */

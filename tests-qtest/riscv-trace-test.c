@@ -1,0 +1,451 @@
+/*
+ * QTest: RISC-V trace encoder and RAM sink registers on virt,rvtrace=on
+ *
+ * Register behaviour as the RISC-V Trace Control Interface defines it and
+ * as the Linux rvtrace drivers use it: Active handshake, Impl discovery,
+ * WARL probing with 0 and all-ones, Enable order, and what reaches guest
+ * memory, including bad buffer settings.
+ *
+ * Copyright (c) 2026 The rvpa authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "libqtest.h"
+
+#define TRACE_BASE      0x3100000ULL
+#define ENC(hart)       (TRACE_BASE + (hart) * 0x2000ULL)
+#define SINK(hart)      (ENC(hart) + 0x1000)
+#define UART0           0x10000000ULL
+#define DRAM            0x80000000ULL
+#define BUF             (DRAM + 0x100000)
+
+/* Common */
+#define CONTROL         0x000
+#define IMPL            0x004
+#define ACTIVE          (1u << 0)
+#define ENABLE          (1u << 1)
+#define EMPTY           (1u << 3)
+
+/* Encoder */
+#define INST_FEATURES   0x008
+#define INST_FILTERS    0x00C
+#define FILTER0_CONTROL 0x400
+#define COMP0_CONTROL   0x600
+#define DISCOVERY0      0xE00
+#define DISCOVERY1      0xE04
+#define INST_TRACING    (1u << 2)
+#define INST_MODE(x)    ((x) << 4)
+#define STALL_OVERFLOW  (1u << 12)
+#define INHIBIT_SRC     (1u << 15)
+#define SYNC_MODE(x)    ((x) << 16)
+#define SYNC_MAX(x)     ((x) << 20)
+
+/* RAM sink */
+#define START_LOW       0x010
+#define START_HIGH      0x014
+#define LIMIT_LOW       0x018
+#define LIMIT_HIGH      0x01C
+#define WP_LOW          0x020
+#define WP_HIGH         0x024
+#define RP_LOW          0x028
+#define DATA            0x040
+#define MODE_SMEM       (1u << 4)
+#define STOP_ON_WRAP    (1u << 8)
+#define WRAP            (1u << 0)
+
+static QTestState *start_virt(int harts)
+{
+    return qtest_initf("-machine virt,rvtrace=on -smp %d -bios none", harts);
+}
+
+static uint32_t rd(QTestState *qts, uint64_t comp, uint32_t reg)
+{
+    return qtest_readl(qts, comp + reg);
+}
+
+static void wr(QTestState *qts, uint64_t comp, uint32_t reg, uint32_t val)
+{
+    qtest_writel(qts, comp + reg, val);
+}
+
+/* The driver's reset: Control=0, poll Active=0, Control=1, poll Active=1 */
+static void reset_component(QTestState *qts, uint64_t comp)
+{
+    wr(qts, comp, CONTROL, 0);
+    g_assert_cmphex(rd(qts, comp, CONTROL) & ACTIVE, ==, 0);
+    wr(qts, comp, CONTROL, ACTIVE);
+    g_assert_cmphex(rd(qts, comp, CONTROL) & ACTIVE, ==, ACTIVE);
+}
+
+/* Poll Empty (an encoder stops on its hart's thread). */
+static void wait_empty(QTestState *qts, uint64_t comp)
+{
+    for (int i = 0; i < 1000; i++) {
+        if (rd(qts, comp, CONTROL) & EMPTY) {
+            return;
+        }
+        g_usleep(1000);
+    }
+    g_assert_not_reached();
+}
+
+static void test_impl(void)
+{
+    QTestState *qts = start_virt(2);
+
+    for (int hart = 0; hart < 2; hart++) {
+        /* VerMajor 1, VerMinor 0, CompType 1 (encoder), protocol 1.1 */
+        g_assert_cmphex(rd(qts, ENC(hart), IMPL), ==, 0x110101);
+        /* RAM sink: type 9, HasSRAM and HasSMEM */
+        g_assert_cmphex(rd(qts, SINK(hart), IMPL), ==, 0x3901);
+    }
+    qtest_quit(qts);
+}
+
+static void test_encoder_active(void)
+{
+    QTestState *qts = start_virt(1);
+    uint32_t ctl;
+
+    /* Power-up: only Active and Enable are reset; Empty reads 1 */
+    g_assert_cmphex(rd(qts, ENC(0), CONTROL), ==, EMPTY);
+    /* While inactive, other registers ignore writes and read 0 */
+    wr(qts, ENC(0), INST_FEATURES, 0x1);
+    g_assert_cmphex(rd(qts, ENC(0), INST_FEATURES), ==, 0);
+
+    /* Activation sets the WARL defaults, whatever else the write says */
+    wr(qts, ENC(0), CONTROL, 0xffffffff & ~ENABLE);
+    ctl = rd(qts, ENC(0), CONTROL);
+    g_assert_cmphex(ctl, ==, ACTIVE | EMPTY | INST_MODE(6) | SYNC_MODE(1) |
+                    SYNC_MAX(4));
+
+    /* Deactivation resets everything */
+    wr(qts, ENC(0), INST_FEATURES, 0x1);
+    wr(qts, ENC(0), CONTROL, 0);
+    g_assert_cmphex(rd(qts, ENC(0), CONTROL), ==, EMPTY);
+    wr(qts, ENC(0), CONTROL, ACTIVE);
+    g_assert_cmphex(rd(qts, ENC(0), INST_FEATURES), ==, 0);
+    qtest_quit(qts);
+}
+
+static void test_encoder_warl(void)
+{
+    QTestState *qts = start_virt(1);
+
+    reset_component(qts, ENC(0));
+    /*
+     * All-ones: Enable, InstTracing and the sync fields stick; Context,
+     * InstTrigEnable, StallEna, Format (E-trace only) read 0; InstMode
+     * 7 reverts to 6; StallOrOverflow is W1C and clear.
+     */
+    wr(qts, ENC(0), CONTROL, 0xffffffff & ~(ENABLE | INST_TRACING));
+    g_assert_cmphex(rd(qts, ENC(0), CONTROL), ==,
+                    ACTIVE | EMPTY | INST_MODE(6) | INHIBIT_SRC |
+                    SYNC_MODE(3) | SYNC_MAX(15));
+    /* Every non-zero InstMode is the delta mode; 0 turns tracing off */
+    for (int mode = 1; mode < 8; mode++) {
+        wr(qts, ENC(0), CONTROL, ACTIVE | INST_MODE(mode));
+        g_assert_cmphex(rd(qts, ENC(0), CONTROL) & INST_MODE(7), ==,
+                        INST_MODE(6));
+    }
+    wr(qts, ENC(0), CONTROL, ACTIVE);
+    g_assert_cmphex(rd(qts, ENC(0), CONTROL) & INST_MODE(7), ==, 0);
+
+    /* Features: modes 0-7, SrcID, SrcBits at most 12; IR mode 2 -> 3 */
+    wr(qts, ENC(0), INST_FEATURES, 0xffffffff);
+    g_assert_cmphex(rd(qts, ENC(0), INST_FEATURES), ==, 0xcfff00ff);
+    wr(qts, ENC(0), INST_FEATURES, 0x8 | 2 << 6);
+    g_assert_cmphex(rd(qts, ENC(0), INST_FEATURES), ==, 0x8 | 3 << 6);
+    wr(qts, ENC(0), INST_FEATURES, 0x8 | 1 << 6);
+    g_assert_cmphex(rd(qts, ENC(0), INST_FEATURES), ==, 0x8 | 1 << 6);
+    wr(qts, ENC(0), INST_FEATURES, 0);
+    g_assert_cmphex(rd(qts, ENC(0), INST_FEATURES), ==, 0);
+
+    /* Filters: four of them, enable bits 0-3 */
+    wr(qts, ENC(0), INST_FILTERS, 0xffffffff);
+    g_assert_cmphex(rd(qts, ENC(0), INST_FILTERS), ==, 0xf);
+    wr(qts, ENC(0), INST_FILTERS, 0);
+    g_assert_cmphex(rd(qts, ENC(0), INST_FILTERS), ==, 0);
+    /* Filter and comparator 4 do not exist: read 0 */
+    wr(qts, ENC(0), FILTER0_CONTROL + 4 * 0x20, 0xffffffff);
+    g_assert_cmphex(rd(qts, ENC(0), FILTER0_CONTROL + 4 * 0x20), ==, 0);
+    wr(qts, ENC(0), COMP0_CONTROL + 4 * 0x20, 0xffffffff);
+    g_assert_cmphex(rd(qts, ENC(0), COMP0_CONTROL + 4 * 0x20), ==, 0);
+    /* Reserved and data-trace registers read 0 */
+    wr(qts, ENC(0), 0x010, 0xffffffff);
+    g_assert_cmphex(rd(qts, ENC(0), 0x010), ==, 0);
+    wr(qts, ENC(0), 0x040, 0xffffffff);
+    g_assert_cmphex(rd(qts, ENC(0), 0x040), ==, 0);
+    qtest_quit(qts);
+}
+
+static void test_encoder_discovery(void)
+{
+    QTestState *qts = start_virt(1);
+    uint32_t d0, d1;
+
+    reset_component(qts, ENC(0));
+    d0 = rd(qts, ENC(0), DISCOVERY0);
+    d1 = rd(qts, ENC(0), DISCOVERY1);
+    /* rv64: iaddress_width_p 64, iaddress_lsb_p 1 (compressed) */
+    g_assert_cmpuint(d0 & 0xff, ==, 64);
+    g_assert_cmpuint((d0 >> 8) & 0xf, ==, 1);
+    /* ecause wide enough for every cause QEMU raises (23 and up) */
+    g_assert_cmpuint((d0 >> 12) & 0xff, >=, 5);
+    /* privilege: U, S, M and the V bit */
+    g_assert_cmpuint((d0 >> 20) & 0xf, >=, 2);
+    /* arch 0: the 1.1.1 draft layout; sijump supported */
+    g_assert_cmpuint((d1 >> 20) & 0xf, ==, 0);
+    g_assert_cmpuint((d1 >> 16) & 1, ==, 1);
+    qtest_quit(qts);
+}
+
+static void test_ramsink_warl(void)
+{
+    QTestState *qts = start_virt(1);
+
+    g_assert_cmphex(rd(qts, SINK(0), CONTROL), ==, EMPTY);
+    reset_component(qts, SINK(0));
+    /* Activation: SMEM mode by default */
+    g_assert_cmphex(rd(qts, SINK(0), CONTROL), ==, ACTIVE | EMPTY | MODE_SMEM);
+    /* Mode and StopOnWrap are writable; MemFormat, AsyncFreq read 0 */
+    wr(qts, SINK(0), CONTROL, 0xffffffff & ~ENABLE);
+    g_assert_cmphex(rd(qts, SINK(0), CONTROL), ==,
+                    ACTIVE | EMPTY | MODE_SMEM | STOP_ON_WRAP);
+
+    /* Driver probing: Start min 0, Limit max all-ones, 64-bit */
+    wr(qts, SINK(0), START_LOW, 0);
+    wr(qts, SINK(0), START_HIGH, 0);
+    g_assert_cmphex(rd(qts, SINK(0), START_LOW), ==, 0);
+    wr(qts, SINK(0), LIMIT_LOW, 0xffffffff);
+    wr(qts, SINK(0), LIMIT_HIGH, 0xffffffff);
+    g_assert_cmphex(rd(qts, SINK(0), LIMIT_LOW), ==, 0xfffffffc);
+    g_assert_cmphex(rd(qts, SINK(0), LIMIT_HIGH), ==, 0xffffffff);
+    /* Low two bits read 0 */
+    wr(qts, SINK(0), START_LOW, 0x80000003);
+    g_assert_cmphex(rd(qts, SINK(0), START_LOW), ==, 0x80000000);
+    /* WP: Wrap (bit 0) is cleared by any WPLow write */
+    wr(qts, SINK(0), WP_LOW, 0x80000007);
+    g_assert_cmphex(rd(qts, SINK(0), WP_LOW), ==, 0x80000004);
+
+    /* SRAM mode: Start reads 0, Limit at most the 64 KiB buffer */
+    wr(qts, SINK(0), CONTROL, ACTIVE);
+    g_assert_cmphex(rd(qts, SINK(0), START_LOW), ==, 0);
+    g_assert_cmphex(rd(qts, SINK(0), LIMIT_LOW), ==, 0xfffc);
+    g_assert_cmphex(rd(qts, SINK(0), LIMIT_HIGH), ==, 0);
+    wr(qts, SINK(0), RP_LOW, 0xfffc);
+    g_assert_cmphex(rd(qts, SINK(0), RP_LOW), ==, 0xfffc);
+    wr(qts, SINK(0), RP_LOW, 0x7ffffff0);
+    g_assert_cmphex(rd(qts, SINK(0), RP_LOW), ==, 0xfffc);
+    qtest_quit(qts);
+}
+
+/* Sink in SMEM mode over [start, limit], enabled; encoder active. */
+static void setup_smem(QTestState *qts, uint64_t start, uint64_t limit,
+                       uint32_t extra)
+{
+    reset_component(qts, SINK(0));
+    wr(qts, SINK(0), START_LOW, start);
+    wr(qts, SINK(0), START_HIGH, start >> 32);
+    wr(qts, SINK(0), LIMIT_LOW, limit);
+    wr(qts, SINK(0), LIMIT_HIGH, limit >> 32);
+    wr(qts, SINK(0), WP_LOW, start);
+    wr(qts, SINK(0), WP_HIGH, start >> 32);
+    wr(qts, SINK(0), CONTROL, ACTIVE | MODE_SMEM | extra);
+    wr(qts, SINK(0), CONTROL, ACTIVE | MODE_SMEM | ENABLE | extra);
+    reset_component(qts, ENC(0));
+}
+
+static void trace_on_off(QTestState *qts)
+{
+    /* StallOrOverflow is write-1-to-clear: write it back as 0 */
+    uint32_t ctl = rd(qts, ENC(0), CONTROL) & ~STALL_OVERFLOW;
+
+    wr(qts, ENC(0), CONTROL, ctl | ENABLE);
+    wr(qts, ENC(0), CONTROL, ctl | ENABLE | INST_TRACING);
+    wr(qts, ENC(0), CONTROL, ctl | ENABLE);
+    wr(qts, ENC(0), CONTROL, ctl);
+    wait_empty(qts, ENC(0));
+}
+
+static void fill(QTestState *qts, uint64_t addr, size_t len)
+{
+    g_autofree uint8_t *pattern = g_malloc(len);
+
+    memset(pattern, 0xa5, len);
+    qtest_memwrite(qts, addr, pattern, len);
+}
+
+/* Bytes from addr that differ from the fill pattern. */
+static size_t written(QTestState *qts, uint64_t addr, size_t len)
+{
+    g_autofree uint8_t *buf = g_malloc(len);
+    size_t n = 0;
+
+    qtest_memread(qts, addr, buf, len);
+    for (size_t i = 0; i < len; i++) {
+        n += buf[i] != 0xa5;
+    }
+    return n;
+}
+
+/*
+ * Starting and stopping the encoder emits support packets (enable 1 and
+ * 0) into the sink; WP counts the padded words; nothing goes elsewhere.
+ */
+static void test_smem_support_packets(void)
+{
+    QTestState *qts = start_virt(1);
+    uint32_t wp;
+
+    fill(qts, BUF - 64, 256);
+    setup_smem(qts, BUF, BUF + 0x7c, 0);
+    trace_on_off(qts);
+    wp = rd(qts, SINK(0), WP_LOW);
+    g_assert_cmphex(wp & WRAP, ==, 0);
+    g_assert_cmphex(wp & 3, ==, 0);
+    /* Two packets of at least two bytes (header and payload) */
+    g_assert_cmpuint(wp - BUF, >=, 4);
+    g_assert_cmpuint(written(qts, BUF, wp - BUF), >, 2);
+    g_assert_cmpuint(written(qts, BUF - 64, 64), ==, 0);
+    g_assert_cmpuint(written(qts, wp, BUF + 192 - wp), ==, 0);
+    /* The encoder lost nothing */
+    g_assert_cmphex(rd(qts, ENC(0), CONTROL) & STALL_OVERFLOW, ==, 0);
+    qtest_quit(qts);
+}
+
+/*
+ * A one-word buffer with StopOnWrap: packets that do not fit are lost
+ * (StallOrOverflow), the sink turns itself off, no byte beyond Limit + 3.
+ */
+static void test_smem_stop_on_wrap(void)
+{
+    QTestState *qts = start_virt(1);
+
+    fill(qts, BUF - 16, 64);
+    setup_smem(qts, BUF, BUF, STOP_ON_WRAP);
+    for (int i = 0; i < 4; i++) {
+        trace_on_off(qts);
+    }
+    g_assert_cmpuint(written(qts, BUF - 16, 16), ==, 0);
+    g_assert_cmpuint(written(qts, BUF + 4, 44), ==, 0);
+    g_assert_cmphex(rd(qts, ENC(0), CONTROL) & STALL_OVERFLOW, ==,
+                    STALL_OVERFLOW);
+    /* RW1C, and cleared when Enable goes 0 -> 1 */
+    wr(qts, ENC(0), CONTROL, rd(qts, ENC(0), CONTROL) | STALL_OVERFLOW);
+    g_assert_cmphex(rd(qts, ENC(0), CONTROL) & STALL_OVERFLOW, ==, 0);
+    qtest_quit(qts);
+}
+
+/* Without StopOnWrap, a small buffer wraps and sets Wrap. */
+static void test_smem_wrap(void)
+{
+    QTestState *qts = start_virt(1);
+
+    fill(qts, BUF - 16, 64);
+    setup_smem(qts, BUF, BUF + 4, 0);
+    for (int i = 0; i < 4; i++) {
+        trace_on_off(qts);
+    }
+    g_assert_cmphex(rd(qts, SINK(0), WP_LOW) & WRAP, ==, WRAP);
+    g_assert_cmpuint(written(qts, BUF - 16, 16), ==, 0);
+    g_assert_cmpuint(written(qts, BUF + 8, 40), ==, 0);
+    g_assert_cmphex(rd(qts, ENC(0), CONTROL) & STALL_OVERFLOW, ==, 0);
+    /* Wrap is cleared by writing WPLow (sink disabled first) */
+    wr(qts, SINK(0), CONTROL, ACTIVE | MODE_SMEM);
+    wr(qts, SINK(0), WP_LOW, BUF);
+    g_assert_cmphex(rd(qts, SINK(0), WP_LOW), ==, BUF);
+    qtest_quit(qts);
+}
+
+/* Buffers that are not RAM take nothing; the encoder reports the loss. */
+static void test_smem_bad_buffer(void)
+{
+    static const struct {
+        uint64_t start, limit;
+    } bad[] = {
+        { UART0, UART0 + 0xfc },                /* MMIO */
+        { BUF + 0x100, BUF },                   /* Limit below Start */
+        { 0x0ULL - 0x1000, 0x0ULL - 4 },        /* no memory at all */
+        { DRAM - 0x100, DRAM + 0xfc },          /* straddles RAM's start */
+    };
+    QTestState *qts = start_virt(1);
+
+    fill(qts, BUF - 0x100, 0x300);
+    for (int i = 0; i < ARRAY_SIZE(bad); i++) {
+        setup_smem(qts, bad[i].start, bad[i].limit, 0);
+        trace_on_off(qts);
+        g_assert_cmphex(rd(qts, ENC(0), CONTROL) & STALL_OVERFLOW, ==,
+                        STALL_OVERFLOW);
+        g_assert_cmpuint(written(qts, BUF - 0x100, 0x300), ==, 0);
+    }
+    qtest_quit(qts);
+}
+
+/* SRAM mode: the bytes are read back through RP and Data. */
+static void test_sram(void)
+{
+    QTestState *qts = start_virt(1);
+    uint32_t wp, words[8] = { 0 };
+
+    reset_component(qts, SINK(0));
+    wr(qts, SINK(0), CONTROL, ACTIVE);          /* SRAM */
+    wr(qts, SINK(0), WP_LOW, 0);
+    wr(qts, SINK(0), CONTROL, ACTIVE | ENABLE);
+    reset_component(qts, ENC(0));
+    trace_on_off(qts);
+    wp = rd(qts, SINK(0), WP_LOW);
+    g_assert_cmpuint(wp, >=, 4);
+    g_assert_cmpuint(wp, <=, sizeof(words));
+    wr(qts, SINK(0), RP_LOW, 0);
+    for (int i = 0; i < wp / 4; i++) {
+        words[i] = rd(qts, SINK(0), DATA);
+    }
+    g_assert_cmphex(rd(qts, SINK(0), RP_LOW), ==, wp);
+    /* The first byte is a packet header: a non-zero length */
+    g_assert_cmphex(words[0] & 0x1f, !=, 0);
+    qtest_quit(qts);
+}
+
+/* Any value anywhere in the encoder and sink blocks: never a crash. */
+static void test_any_write(void)
+{
+    QTestState *qts = start_virt(1);
+    static const uint32_t values[] = { 0, 0xffffffff, 0x55555555, 0x7 };
+
+    for (int v = 0; v < ARRAY_SIZE(values); v++) {
+        for (uint32_t off = 0; off < 0x1000; off += 4) {
+            if (off == CONTROL) {
+                continue;
+            }
+            wr(qts, ENC(0), CONTROL, ACTIVE);
+            wr(qts, ENC(0), off, values[v]);
+            rd(qts, ENC(0), off);
+            wr(qts, SINK(0), CONTROL, ACTIVE | MODE_SMEM);
+            wr(qts, SINK(0), off, values[v]);
+            rd(qts, SINK(0), off);
+        }
+        wr(qts, ENC(0), CONTROL, values[v]);
+        wr(qts, SINK(0), CONTROL, values[v]);
+        wait_empty(qts, ENC(0));
+    }
+    qtest_quit(qts);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    qtest_add_func("/riscv/trace/impl", test_impl);
+    qtest_add_func("/riscv/trace/encoder/active", test_encoder_active);
+    qtest_add_func("/riscv/trace/encoder/warl", test_encoder_warl);
+    qtest_add_func("/riscv/trace/encoder/discovery", test_encoder_discovery);
+    qtest_add_func("/riscv/trace/ramsink/warl", test_ramsink_warl);
+    qtest_add_func("/riscv/trace/smem/support-packets",
+                   test_smem_support_packets);
+    qtest_add_func("/riscv/trace/smem/stop-on-wrap", test_smem_stop_on_wrap);
+    qtest_add_func("/riscv/trace/smem/wrap", test_smem_wrap);
+    qtest_add_func("/riscv/trace/smem/bad-buffer", test_smem_bad_buffer);
+    qtest_add_func("/riscv/trace/sram", test_sram);
+    qtest_add_func("/riscv/trace/any-write", test_any_write);
+    return g_test_run();
+}

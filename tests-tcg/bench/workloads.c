@@ -1,0 +1,324 @@
+/*
+ * Workloads for the trace benchmark (scripts/bench-trace.sh): integer
+ * kernels in the manner of CoreMark (list processing, matrix, state
+ * machine, CRC), a sort and a call-heavy recursion.  The kernel command
+ * line (-append) selects:
+ *
+ *   work=coremark|sort|recursion   the workload (default coremark)
+ *   iters=N                        repetitions (default 10)
+ *   trace=F                        trace with trTeInstFeatures = F
+ *                                  (decimal); absent: do not trace
+ *
+ * The packets go to hart 0's RAM sink, an 8 MiB buffer that wraps.  It
+ * prints "work: NAME insns N ticks T bytes B wrapped W result R":
+ * retired instructions (minstret: instructions under -icount shift=0),
+ * mtime ticks and trace bytes of the workload.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "rvtest.h"
+#include "../trace/rvtrace.h"
+
+static const char *cmdline;
+
+static const char *arg_str(const char *key)
+{
+    size_t n = strlen(key);
+
+    for (const char *p = cmdline; p && *p; p++) {
+        if ((p == cmdline || p[-1] == ' ') && !memcmp(p, key, n)) {
+            return p + n;
+        }
+    }
+    return NULL;
+}
+
+static bool arg_is(const char *key, const char *val)
+{
+    const char *p = arg_str(key);
+    size_t n = strlen(val);
+
+    return p && !memcmp(p, val, n) && (p[n] == ' ' || p[n] == '\0');
+}
+
+static unsigned long arg_value(const char *key, unsigned long dflt)
+{
+    const char *p = arg_str(key);
+    unsigned long v = 0;
+
+    if (!p) {
+        return dflt;
+    }
+    for (; *p >= '0' && *p <= '9'; p++) {
+        v = v * 10 + (*p - '0');
+    }
+    return v;
+}
+
+/* ------------------------------------------------------------ kernels */
+
+struct node {
+    struct node *next;
+    unsigned key, val;
+};
+
+#define LIST_LEN 64
+static struct node nodes[LIST_LEN];
+
+static struct node *__attribute__((noinline)) list_reverse(struct node *l)
+{
+    struct node *r = NULL;
+
+    while (l) {
+        struct node *n = l->next;
+
+        l->next = r;
+        r = l;
+        l = n;
+    }
+    return r;
+}
+
+static struct node *__attribute__((noinline)) list_find(struct node *l,
+                                                        unsigned key)
+{
+    while (l && l->key != key) {
+        l = l->next;
+    }
+    return l;
+}
+
+static unsigned list_work(unsigned seed)
+{
+    struct node *l = NULL;
+    unsigned sum = 0;
+
+    for (int i = 0; i < LIST_LEN; i++) {
+        nodes[i].key = (i * 7 + seed) & 63;
+        nodes[i].val = i;
+        nodes[i].next = l;
+        l = &nodes[i];
+    }
+    for (unsigned k = 0; k < 16; k++) {
+        struct node *n = list_find(l, (k * 5 + seed) & 63);
+
+        sum += n ? n->val : 1;
+        l = list_reverse(l);
+    }
+    return sum;
+}
+
+#define MAT 8
+static int ma[MAT][MAT], mb[MAT][MAT], mc[MAT][MAT];
+
+static unsigned __attribute__((noinline)) matrix_work(unsigned seed)
+{
+    unsigned sum = 0;
+
+    for (int i = 0; i < MAT; i++) {
+        for (int j = 0; j < MAT; j++) {
+            ma[i][j] = (int)(seed + i * j) & 15;
+            mb[i][j] = (int)(seed ^ (i + j)) & 15;
+        }
+    }
+    for (int i = 0; i < MAT; i++) {
+        for (int j = 0; j < MAT; j++) {
+            int acc = 0;
+
+            for (int k = 0; k < MAT; k++) {
+                acc += ma[i][k] * mb[k][j];
+            }
+            mc[i][j] = acc;
+            sum += acc > 100 ? acc : -acc;
+        }
+    }
+    return sum;
+}
+
+/* CoreMark-like number scanner: counts state transitions. */
+enum { S_START, S_INT, S_FRAC, S_EXP, S_INVALID };
+
+static const char *const inputs[] = {
+    "5012", "1234", "-874", "+122", "35.54400", ".1234500", "-110.700",
+    "+0.64400", "5.500e+3", "-.123e-2", "-87e+832", "+0.6e-12", "T0.3e-1F",
+    "-T.T++Tq", "1T3.4e4z", "34.0e-T^",
+};
+
+static unsigned __attribute__((noinline)) state_step(unsigned s, char c)
+{
+    bool digit = c >= '0' && c <= '9';
+
+    switch (s) {
+    case S_START:
+        return digit || c == '+' || c == '-' ? S_INT :
+               c == '.' ? S_FRAC : S_INVALID;
+    case S_INT:
+        return digit ? S_INT : c == '.' ? S_FRAC :
+               c == 'e' || c == 'E' ? S_EXP : S_INVALID;
+    case S_FRAC:
+        return digit ? S_FRAC : c == 'e' || c == 'E' ? S_EXP : S_INVALID;
+    case S_EXP:
+        return digit || c == '+' || c == '-' ? S_EXP : S_INVALID;
+    default:
+        return S_INVALID;
+    }
+}
+
+static unsigned state_work(unsigned seed)
+{
+    unsigned count[S_INVALID + 1] = { 0 };
+
+    for (unsigned i = 0; i < (sizeof(inputs) / sizeof(inputs[0])); i++) {
+        const char *p = inputs[(i + seed) % (sizeof(inputs) / sizeof(inputs[0]))];
+        unsigned s = S_START;
+
+        for (; *p && s != S_INVALID; p++) {
+            s = state_step(s, *p);
+        }
+        count[s]++;
+    }
+    return count[S_INT] * 3 + count[S_FRAC] * 5 + count[S_EXP] * 7;
+}
+
+static uint16_t __attribute__((noinline)) crc16(uint16_t crc, uint8_t data)
+{
+    for (int i = 0; i < 8; i++) {
+        bool x = (data ^ crc) & 1;
+
+        data >>= 1;
+        crc = x ? (crc >> 1) ^ 0xa001 : crc >> 1;
+    }
+    return crc;
+}
+
+static unsigned coremark(unsigned seed)
+{
+    unsigned r = list_work(seed) + matrix_work(seed) + state_work(seed);
+    uint16_t crc = 0;
+
+    for (int i = 0; i < 4; i++) {
+        crc = crc16(crc, (uint8_t)(r >> (8 * i)));
+    }
+    return crc;
+}
+
+#define SORT_LEN 256
+static unsigned sort_data[SORT_LEN];
+
+static void __attribute__((noinline)) quicksort(unsigned *a, int lo, int hi)
+{
+    while (lo < hi) {
+        unsigned pivot = a[(lo + hi) / 2];
+        int i = lo, j = hi;
+
+        while (i <= j) {
+            while (a[i] < pivot) {
+                i++;
+            }
+            while (a[j] > pivot) {
+                j--;
+            }
+            if (i <= j) {
+                unsigned t = a[i];
+
+                a[i++] = a[j];
+                a[j--] = t;
+            }
+        }
+        if (j - lo < hi - i) {
+            quicksort(a, lo, j);
+            lo = i;
+        } else {
+            quicksort(a, i, hi);
+            hi = j;
+        }
+    }
+}
+
+static unsigned sort_work(unsigned seed)
+{
+    unsigned x = seed * 2654435761u + 1;
+
+    for (int i = 0; i < SORT_LEN; i++) {
+        x = x * 1103515245u + 12345u;
+        sort_data[i] = x >> 8;
+    }
+    quicksort(sort_data, 0, SORT_LEN - 1);
+    for (int i = 1; i < SORT_LEN; i++) {
+        if (sort_data[i - 1] > sort_data[i]) {
+            return 0;
+        }
+    }
+    return sort_data[SORT_LEN / 2];
+}
+
+static unsigned __attribute__((noinline)) fib(unsigned n)
+{
+    return n < 2 ? n : fib(n - 1) + fib(n - 2);
+}
+
+static unsigned recursion_work(unsigned seed)
+{
+    return fib(14 + (seed & 1));
+}
+
+/* -------------------------------------------------------------- trace */
+
+static uint8_t ram_buf[8 << 20] __attribute__((aligned(4096)));
+
+static void trace_start(uint32_t features)
+{
+    tr_sink_smem(0, ram_buf, sizeof(ram_buf), 0);
+    tr_encoder_setup(0, features, 0);
+    tr_write(TR_ENC(0), TR_CONTROL, te_control(TR_ENC(0)) | TE_INST_TRACING);
+}
+
+static unsigned long rdinstret(void)
+{
+    unsigned long v;
+
+    asm volatile("csrr %0, minstret" : "=r"(v));
+    return v;
+}
+
+int main(void)
+{
+    unsigned (*work)(unsigned) = coremark;
+    const char *name = "coremark";
+    unsigned long iters, insns;
+    uint64_t ticks;
+    unsigned result = 0, len;
+    unsigned long bytes = 0, wrapped = 0;
+    bool tracing;
+
+    cmdline = rv_fdt_prop("/chosen", "bootargs", &len);
+    if (arg_is("work=", "sort")) {
+        work = sort_work;
+        name = "sort";
+    } else if (arg_is("work=", "recursion")) {
+        work = recursion_work;
+        name = "recursion";
+    }
+    iters = arg_value("iters=", 10);
+    tracing = arg_str("trace=") != NULL;
+    if (tracing) {
+        trace_start(arg_value("trace=", 0));
+    }
+    ticks = rv_mtime();
+    insns = rdinstret();
+    for (unsigned long i = 0; i < iters; i++) {
+        result += work(i);
+    }
+    insns = rdinstret() - insns;
+    ticks = rv_mtime() - ticks;
+    if (tracing) {
+        tr_encoder_stop(0);
+        CHECK_EQ(tr_read(TR_ENC(0), TR_CONTROL) & TE_STALL_OVERFLOW, 0);
+        bytes = tr_sink_used(0, ram_buf);
+        wrapped = tr_read(TR_SINK(0), RAM_WP_LOW) & RAM_WRAP;
+    }
+    rv_printf("work: %s insns %lu ticks %lu bytes %lu wrapped %lu "
+              "result %u\n", name, insns, (unsigned long)ticks, bytes,
+              wrapped, result);
+    return 0;
+}

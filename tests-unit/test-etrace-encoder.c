@@ -1,0 +1,1276 @@
+/*
+ * Unit tests of the E-trace encoder (chapter 8 on blocks): hand-written
+ * block sequences and the exact packets they must produce, unpacked with
+ * the packet layer.  The worked examples at the end of the spec are
+ * reproduced byte for byte.
+ *
+ * Copyright (c) 2026 The rvpa authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include <glib.h>
+#include "insn_class.h"
+#include "etrace.h"
+
+#define MAX_PKTS 4096
+
+typedef struct Harness {
+    ETraceParams p;
+    ETraceOptions o;            /* as the last support packet says */
+    ETraceEncoder *e;
+    size_t n;
+    ETracePacket pkt[MAX_PKTS];
+    uint64_t abs[MAX_PKTS];     /* absolute address a decoder derives */
+    uint8_t bytes[MAX_PKTS][ETRACE_MAX_PACKET];
+    size_t len[MAX_PKTS];
+    uint64_t last;
+    /* jump targets, assuming every reported address was one */
+    uint64_t jtc[16];
+    unsigned priv;              /* privilege of the next blocks */
+} Harness;
+
+static void capture(void *opaque, const uint8_t *bytes, size_t len)
+{
+    Harness *h = opaque;
+    ETracePacket *k = &h->pkt[h->n];
+    const char *err = NULL;
+
+    g_assert_cmpuint(h->n, <, MAX_PKTS);
+    g_assert_cmpint(etrace_packet_unpack(&h->p, &h->o, bytes, len, k, &err),
+                    ==, len);
+    memcpy(h->bytes[h->n], bytes, len);
+    h->len[h->n] = len;
+    if (k->format == 3 && k->subformat == 3) {
+        etrace_options_unpack(&h->p, k->options, &h->o);
+    } else if (k->format == 3 && k->has_address && k->subformat < 2) {
+        h->last = k->address;
+        memset(h->jtc, 0, sizeof(h->jtc));
+    } else if (k->format == 0 && k->subformat == 1) {
+        h->last = h->jtc[k->index & 15];
+    } else if (k->format < 3 && k->has_address) {
+        h->last = h->o.full_address ? k->address : h->last + k->address;
+        if (h->p.iaddress_width_p == 32) {
+            h->last = (uint32_t)h->last;
+        }
+        h->jtc[(h->last >> 1) & 15] = h->last;
+    }
+    h->abs[h->n++] = h->last;
+}
+
+static Harness *h_new(unsigned xlen, ETraceArch arch)
+{
+    Harness *h = g_new0(Harness, 1);
+
+    etrace_params_default(&h->p, xlen);
+    h->p.arch = arch;
+    h->priv = 3;
+    return h;
+}
+
+static void h_start(Harness *h, ETraceOptions o)
+{
+    if (!h->e) {
+        h->e = etrace_encoder_new(&h->p, capture, h);
+        g_assert_nonnull(h->e);
+    }
+    etrace_encoder_start(h->e, &o);
+}
+
+static void h_free(Harness *h)
+{
+    etrace_encoder_free(h->e);
+    g_free(h);
+}
+
+/* A block from first to last (an instruction of lastsize bytes). */
+static ETraceBlock mk(Harness *h, uint64_t first, uint64_t last,
+                      unsigned lastsize, unsigned itype)
+{
+    ETraceBlock b = {
+        .iaddr = first, .iretire = (last - first + lastsize) / 2,
+        .ilastsize = lastsize == 4, .itype = itype, .priv = h->priv,
+        .qualified = true,
+    };
+
+    b.ninsns = (last - first) / lastsize + 1;   /* same-size instructions */
+    return b;
+}
+
+static void blk(Harness *h, uint64_t first, uint64_t last,
+                unsigned lastsize, unsigned itype)
+{
+    ETraceBlock b = mk(h, first, last, lastsize, itype);
+
+    etrace_encoder_block(h->e, &b);
+}
+
+static void trap(Harness *h, unsigned itype, uint64_t cause, uint64_t tval,
+                 uint64_t epc)
+{
+    ETraceBlock b = { .itype = itype, .cause = cause, .tval = tval,
+                      .epc = epc, .priv = h->priv, .qualified = true };
+
+    etrace_encoder_block(h->e, &b);
+}
+
+static const ETracePacket *expect(Harness *h, size_t i, unsigned format,
+                                  unsigned subformat)
+{
+    const ETracePacket *k;
+
+    if (i >= h->n) {
+        g_test_message("packet %zu of %zu expected", i, h->n);
+    }
+    g_assert_cmpuint(i, <, h->n);
+    k = &h->pkt[i];
+    g_assert_cmpuint(k->format, ==, format);
+    if (format == 0 || format == 3) {
+        g_assert_cmpuint(k->subformat, ==, subformat);
+    }
+    return k;
+}
+
+/* A format 0/1/2 packet reporting absolute address addr. */
+static const ETracePacket *expect_addr(Harness *h, size_t i,
+                                       unsigned format, uint64_t addr)
+{
+    const ETracePacket *k = expect(h, i, format, 0);
+
+    g_assert_true(k->has_address);
+    g_assert_cmphex(h->abs[i], ==, addr);
+    return k;
+}
+
+static void expect_flags(Harness *h, size_t i, bool notify, bool updiscon,
+                         bool irreport)
+{
+    bool n, u, r;
+
+    etrace_packet_get_flags(&h->p, &h->pkt[i], &n, &u, &r);
+    g_assert_cmpint(n, ==, notify);
+    g_assert_cmpint(u, ==, updiscon);
+    g_assert_cmpint(r, ==, irreport);
+}
+
+static void expect_sync(Harness *h, size_t i, uint64_t addr)
+{
+    const ETracePacket *k = expect(h, i, 3, 0);
+
+    g_assert_cmphex(k->address, ==, addr);
+}
+
+static void expect_support(Harness *h, size_t i, bool enable,
+                           ETraceQualStatus qual)
+{
+    const ETracePacket *k = expect(h, i, 3, 3);
+
+    g_assert_cmpint(k->enable, ==, enable);
+    g_assert_cmpint(k->qual_status, ==, qual);
+}
+
+static void expect_count(Harness *h, size_t n)
+{
+    for (size_t i = n; i < h->n; i++) {
+        g_test_message("extra packet %zu: format %u.%u", i,
+                       h->pkt[i].format, h->pkt[i].subformat);
+    }
+    g_assert_cmpuint(h->n, ==, n);
+}
+
+static void expect_bytes(Harness *h, size_t i, const uint8_t *want,
+                         size_t len)
+{
+    g_assert_cmpmem(h->bytes[i], h->len[i], want, len);
+}
+
+/* ------------------------------------------------- worked examples */
+
+/* Example 2: a ret reported with format 2 (full address mode). */
+static void test_example_ret(void)
+{
+    static const uint8_t f2[] = { 0x05, 0x12, 0x35, 0x00, 0x00, 0x01 };
+    Harness *h = h_new(64, ETRACE_ARCH_1_1);
+
+    h_start(h, (ETraceOptions){ .full_address = true });
+    expect_support(h, 0, true, ETRACE_QUAL_NO_CHANGE);
+    blk(h, 0x80001188, 0x8000118a, 2, RISCV_ITYPE_RETURN);
+    expect_sync(h, 1, 0x80001188);
+    blk(h, 0x80001a88, 0x80001a8c, 4, RISCV_ITYPE_NONE);
+    expect_addr(h, 2, 2, 0x80001a88);
+    expect_flags(h, 2, false, false, false);
+    expect_bytes(h, 2, f2, sizeof(f2));
+    etrace_encoder_stop(h->e);
+    expect_addr(h, 3, 2, 0x80001a8c);
+    expect_support(h, 4, false, ETRACE_QUAL_ENDED_REP);
+    expect_count(h, 5);
+    h_free(h);
+}
+
+/* Example 3: a taken branch, then a ret: format 1, one branch. */
+static void test_example_branch_ret(void)
+{
+    static const uint8_t f1[] = { 0x03, 0x05, 0x58, 0x05 };
+    Harness *h = h_new(64, ETRACE_ARCH_1_1);
+    const ETracePacket *k;
+
+    h_start(h, (ETraceOptions){ 0 });
+    blk(h, 0x800010da, 0x800010dc, 4, RISCV_ITYPE_TAKEN_BRANCH);
+    expect_sync(h, 1, 0x800010da);
+    blk(h, 0x800010ec, 0x800010f6, 2, RISCV_ITYPE_RETURN);
+    expect_count(h, 2);
+    blk(h, 0x80001b8a, 0x80001b8e, 4, RISCV_ITYPE_NONE);
+    k = expect_addr(h, 2, 1, 0x80001b8a);
+    g_assert_cmpuint(k->branches, ==, 1);
+    g_assert_cmphex(k->branch_map, ==, 0);
+    g_assert_cmphex(k->address, ==, 0xab0);
+    expect_bytes(h, 2, f1, sizeof(f1));
+    expect_count(h, 3);
+    h_free(h);
+}
+
+/* Example 4: three branches (NT, NT, T), then a ret. */
+static void test_example_three_branches(void)
+{
+    static const uint8_t f1[] = { 0x03, 0x8d, 0x91, 0x02 };
+    Harness *h = h_new(64, ETRACE_ARCH_1_1);
+    const ETracePacket *k;
+
+    h_start(h, (ETraceOptions){ 0 });
+    blk(h, 0x80001110, 0x80001116, 4, RISCV_ITYPE_NOT_TAKEN_BRANCH);
+    blk(h, 0x8000111a, 0x8000111a, 2, RISCV_ITYPE_NOT_TAKEN_BRANCH);
+    blk(h, 0x8000111c, 0x8000111e, 4, RISCV_ITYPE_TAKEN_BRANCH);
+    blk(h, 0x8000115e, 0x80001168, 2, RISCV_ITYPE_RETURN);
+    blk(h, 0x80001258, 0x8000125c, 4, RISCV_ITYPE_NONE);
+    expect_sync(h, 1, 0x80001110);
+    g_assert_true(h->pkt[1].branch);    /* not a branch */
+    k = expect_addr(h, 2, 1, 0x80001258);
+    g_assert_cmpuint(k->branches, ==, 3);
+    g_assert_cmphex(k->branch_map, ==, 0x3);
+    expect_bytes(h, 2, f1, sizeof(f1));
+    expect_count(h, 3);
+    h_free(h);
+}
+
+/* Example 5's code: 2 branches, 2 jal, a ret onto a branch. */
+static void example5(Harness *h)
+{
+    blk(h, 0x8000121c, 0x8000121e, 2, RISCV_ITYPE_TAKEN_BRANCH);
+    blk(h, 0x8000124a, 0x80001254, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x80001100, 0x8000110c, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x800010f8, 0x800010fe, 2, RISCV_ITYPE_RETURN);
+    blk(h, 0x80001110, 0x80001110, 2, RISCV_ITYPE_NOT_TAKEN_BRANCH);
+}
+
+static void test_example_complex(void)
+{
+    static const uint8_t f1[] = { 0x03, 0x09, 0xe9, 0xfd };
+    Harness *h = h_new(64, ETRACE_ARCH_1_1);
+    const ETracePacket *k;
+
+    h_start(h, (ETraceOptions){ 0 });
+    example5(h);
+    expect_sync(h, 1, 0x8000121c);
+    expect_count(h, 2);
+    blk(h, 0x80001112, 0x80001114, 2, RISCV_ITYPE_NONE);
+    k = expect_addr(h, 2, 1, 0x80001110);
+    g_assert_cmpuint(k->branches, ==, 2);
+    g_assert_cmphex(k->branch_map, ==, 0x2);
+    g_assert_true(k->updiscon);         /* raw bit = address MSB */
+    expect_flags(h, 2, false, false, false);
+    expect_bytes(h, 2, f1, sizeof(f1));
+    h_free(h);
+}
+
+/* ---------------------------------------------------- implicit return */
+
+static void test_implicit_return(void)
+{
+    static const ETraceIRMode modes[] = { ETRACE_IR_CALL_COUNTER,
+                                          ETRACE_IR_RETURN_STACK };
+
+    for (unsigned i = 0; i < G_N_ELEMENTS(modes); i++) {
+        Harness *h = h_new(64, ETRACE_ARCH_1_1);
+        const ETracePacket *k;
+
+        h_start(h, (ETraceOptions){ .implicit_return = modes[i] });
+        example5(h);        /* the ret returns to the second jal's site */
+        blk(h, 0x80001112, 0x80001118, 4,
+            RISCV_ITYPE_OTHER_UNINFERABLE_JUMP);
+        expect_count(h, 2);
+        blk(h, 0x80002000, 0x80002002, 2, RISCV_ITYPE_NONE);
+        k = expect_addr(h, 2, 1, 0x80002000);
+        g_assert_cmpuint(k->branches, ==, 2);
+        expect_flags(h, 2, false, false, false);
+        expect_count(h, 3);
+        h_free(h);
+    }
+}
+
+/* A return to somewhere else than the stack says: irreport + depth. */
+static void test_return_stack_miss(void)
+{
+    Harness *h = h_new(64, ETRACE_ARCH_1_1);
+    const ETracePacket *k;
+
+    h_start(h, (ETraceOptions){ .implicit_return = ETRACE_IR_RETURN_STACK });
+    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_INFERABLE_CALL);  /* push 1008 */
+    blk(h, 0x2000, 0x2004, 4, RISCV_ITYPE_INFERABLE_CALL);  /* push 2008 */
+    blk(h, 0x3000, 0x3002, 2, RISCV_ITYPE_RETURN);          /* to 2008 */
+    blk(h, 0x2008, 0x200a, 2, RISCV_ITYPE_RETURN);          /* not 1008 */
+    expect_count(h, 2);
+    blk(h, 0x1100, 0x1102, 2, RISCV_ITYPE_NONE);
+    k = expect_addr(h, 2, 2, 0x1100);
+    expect_flags(h, 2, false, false, true);
+    g_assert_cmpuint(k->irdepth, ==, 1);    /* the entry that failed */
+    h_free(h);
+
+    /* A sync forgets the calls before it: the return is reported. */
+    h = h_new(64, ETRACE_ARCH_1_1);
+    h_start(h, (ETraceOptions){ .implicit_return = ETRACE_IR_RETURN_STACK });
+    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x2000, 0x2004, 4, RISCV_ITYPE_NONE);
+    trap(h, RISCV_ITYPE_INTERRUPT, 7, 0, 0x2008);
+    blk(h, 0x80000000, 0x80000002, 2, RISCV_ITYPE_RETURN);
+    blk(h, 0x1008, 0x100c, 4, RISCV_ITYPE_NONE);
+    expect(h, 3, 3, 1);
+    expect_addr(h, 4, 2, 0x1008);
+    h_free(h);
+
+    h = h_new(64, ETRACE_ARCH_1_1);
+    h_start(h, (ETraceOptions){ .implicit_return = ETRACE_IR_CALL_COUNTER });
+    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x3000, 0x3002, 2, RISCV_ITYPE_RETURN);
+    blk(h, 0x1100, 0x1100, 2, RISCV_ITYPE_NONE);
+    expect_count(h, 2);
+    /* With nothing counted the return is reported. */
+    blk(h, 0x1200, 0x1202, 2, RISCV_ITYPE_RETURN);
+    blk(h, 0x1300, 0x1302, 2, RISCV_ITYPE_NONE);
+    expect_addr(h, 2, 2, 0x1300);
+    expect_flags(h, 2, false, false, false);
+    h_free(h);
+}
+
+/*
+ * 17 nested calls, then 17 returns: the counter holds 15 calls, the
+ * stack 16 return addresses; the returns beyond are reported.
+ */
+static void test_depth_limits(void)
+{
+    static const struct {
+        ETraceIRMode mode;
+        unsigned first_reported;    /* call whose return is reported */
+    } cases[] = {
+        { ETRACE_IR_CALL_COUNTER, 1 },
+        { ETRACE_IR_RETURN_STACK, 0 },
+    };
+
+    for (unsigned c = 0; c < G_N_ELEMENTS(cases); c++) {
+        Harness *h = h_new(64, ETRACE_ARCH_1_1);
+        uint64_t ret_addr[17];
+
+        h_start(h, (ETraceOptions){ .implicit_return = cases[c].mode });
+        for (unsigned i = 0; i < 17; i++) {
+            uint64_t call = 0x10000 + 0x100 * i;
+
+            blk(h, call, call + 4, 4, RISCV_ITYPE_INFERABLE_CALL);
+            ret_addr[i] = call + 8;
+        }
+        blk(h, 0x20000, 0x20002, 2, RISCV_ITYPE_RETURN);
+        for (int i = 16; i >= 0; i--) {
+            blk(h, ret_addr[i], ret_addr[i] + 2, 2, RISCV_ITYPE_RETURN);
+        }
+        blk(h, 0x30000, 0x30004, 4, RISCV_ITYPE_NONE);
+        expect_addr(h, 2, 2, ret_addr[cases[c].first_reported]);
+        h_free(h);
+    }
+}
+
+/*
+ * 6.6.3: before an exception, the depth is reported when the decoder
+ * could stop in the wrong call: after a return with calls left.
+ */
+static void test_depth_report(void)
+{
+    Harness *h = h_new(64, ETRACE_ARCH_1_1);
+    const ETracePacket *k;
+
+    h_start(h, (ETraceOptions){ .implicit_return = ETRACE_IR_CALL_COUNTER });
+    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x2000, 0x2004, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x3000, 0x3002, 2, RISCV_ITYPE_RETURN);
+    blk(h, 0x2008, 0x200a, 2, RISCV_ITYPE_NONE);        /* depth 1 */
+    trap(h, RISCV_ITYPE_INTERRUPT, 7, 0, 0x200c);
+    k = expect_addr(h, 2, 2, 0x200a);
+    expect_flags(h, 2, false, false, true);
+    g_assert_cmpuint(k->irdepth, ==, 1);
+    blk(h, 0x80000000, 0x80000004, 4, RISCV_ITYPE_NONE);
+    expect(h, 3, 3, 1);
+    h_free(h);
+
+    /* Right after an implicit return: the depth if it is not 0. */
+    h = h_new(64, ETRACE_ARCH_1_1);
+    h_start(h, (ETraceOptions){ .implicit_return = ETRACE_IR_CALL_COUNTER });
+    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x2000, 0x2004, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x3000, 0x3002, 2, RISCV_ITYPE_RETURN);
+    blk(h, 0x2008, 0x2008, 2, RISCV_ITYPE_NONE);
+    trap(h, RISCV_ITYPE_INTERRUPT, 7, 0, 0x200a);
+    k = expect_addr(h, 2, 2, 0x2008);
+    expect_flags(h, 2, false, false, true);
+    g_assert_cmpuint(k->irdepth, ==, 1);
+    h_free(h);
+
+    /* A branch after the return: the decoder stops in the right call. */
+    h = h_new(64, ETRACE_ARCH_1_1);
+    h_start(h, (ETraceOptions){ .implicit_return = ETRACE_IR_CALL_COUNTER });
+    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x2000, 0x2004, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x3000, 0x3002, 2, RISCV_ITYPE_RETURN);
+    blk(h, 0x2008, 0x200a, 2, RISCV_ITYPE_TAKEN_BRANCH);
+    trap(h, RISCV_ITYPE_INTERRUPT, 7, 0, 0x2100);
+    expect_addr(h, 2, 1, 0x200a);
+    expect_flags(h, 2, false, false, false);
+    h_free(h);
+
+    /* The return itself last: decoder stops before popping, depth 2. */
+    h = h_new(64, ETRACE_ARCH_1_1);
+    h_start(h, (ETraceOptions){ .implicit_return = ETRACE_IR_CALL_COUNTER });
+    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x2000, 0x2004, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x3000, 0x3004, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x4000, 0x4002, 2, RISCV_ITYPE_RETURN);
+    blk(h, 0x3008, 0x300a, 2, RISCV_ITYPE_RETURN);
+    trap(h, RISCV_ITYPE_INTERRUPT, 7, 0, 0x2008);
+    k = expect_addr(h, 2, 2, 0x300a);
+    expect_flags(h, 2, false, false, true);
+    g_assert_cmpuint(k->irdepth, ==, 2);
+    h_free(h);
+
+    /* A call after the return: the decoder stops in the innermost. */
+    h = h_new(64, ETRACE_ARCH_1_1);
+    h_start(h, (ETraceOptions){ .implicit_return = ETRACE_IR_CALL_COUNTER });
+    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x2000, 0x2004, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x3000, 0x3002, 2, RISCV_ITYPE_RETURN);
+    blk(h, 0x2008, 0x200c, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x5000, 0x5004, 4, RISCV_ITYPE_NONE);
+    trap(h, RISCV_ITYPE_INTERRUPT, 7, 0, 0x5008);
+    expect_addr(h, 2, 2, 0x5004);
+    expect_flags(h, 2, false, false, false);
+    h_free(h);
+
+    /* No return since the last call: no depth needed. */
+    h = h_new(64, ETRACE_ARCH_1_1);
+    h_start(h, (ETraceOptions){ .implicit_return = ETRACE_IR_CALL_COUNTER });
+    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x2000, 0x2004, 4, RISCV_ITYPE_NONE);
+    trap(h, RISCV_ITYPE_INTERRUPT, 7, 0, 0x2008);
+    expect_addr(h, 2, 2, 0x2004);
+    expect_flags(h, 2, false, false, false);
+    h_free(h);
+}
+
+/* ---------------------------------------------------------- traps */
+
+static void test_exception_no_retire(void)
+{
+    Harness *h = h_new(64, ETRACE_ARCH_1_1);
+    const ETracePacket *k;
+
+    h_start(h, (ETraceOptions){ 0 });
+    blk(h, 0x1000, 0x1008, 4, RISCV_ITYPE_NONE);
+    /* illegal instruction at 0x100c: tvalepc is the EPC (6.3.1) */
+    trap(h, RISCV_ITYPE_EXCEPTION, 2, 0xdeadbeef, 0x100c);
+    expect_sync(h, 1, 0x1000);
+    expect_addr(h, 2, 2, 0x1008);
+    expect_flags(h, 2, false, false, false);
+    blk(h, 0x80000000, 0x80000004, 4, RISCV_ITYPE_NONE);
+    k = expect(h, 3, 3, 1);
+    g_assert_cmphex(k->address, ==, 0x80000000);
+    g_assert_cmpuint(k->ecause, ==, 2);
+    g_assert_false(k->interrupt);
+    g_assert_cmphex(k->tvalepc, ==, 0x100c);
+    g_assert_cmpuint(k->privilege, ==, 3);
+    expect_count(h, 4);
+
+    /* a load page fault: tvalepc is tval */
+    blk(h, 0x80000008, 0x8000000c, 4, RISCV_ITYPE_NONE);
+    trap(h, RISCV_ITYPE_EXCEPTION, 13, 0x5000, 0x80000010);
+    blk(h, 0x80000100, 0x80000104, 4, RISCV_ITYPE_NONE);
+    expect_addr(h, 4, 2, 0x8000000c);
+    k = expect(h, 5, 3, 1);
+    g_assert_cmphex(k->tvalepc, ==, 0x5000);
+    g_assert_cmpuint(k->ecause, ==, 13);
+    h_free(h);
+}
+
+/* A trap block with retired instructions is the same as two blocks. */
+static void test_exception_with_retire(void)
+{
+    Harness *a = h_new(64, ETRACE_ARCH_1_1), *b = h_new(64, ETRACE_ARCH_1_1);
+    ETraceBlock t;
+
+    h_start(a, (ETraceOptions){ 0 });
+    h_start(b, (ETraceOptions){ 0 });
+    blk(a, 0x1000, 0x1008, 4, RISCV_ITYPE_NONE);
+    trap(a, RISCV_ITYPE_INTERRUPT, 11, 0, 0x100c);
+    t = mk(b, 0x1000, 0x1008, 4, RISCV_ITYPE_INTERRUPT);
+    t.cause = 11;
+    t.epc = 0x100c;
+    etrace_encoder_block(b->e, &t);
+    blk(a, 0x80000000, 0x80000004, 4, RISCV_ITYPE_NONE);
+    blk(b, 0x80000000, 0x80000004, 4, RISCV_ITYPE_NONE);
+    expect_count(b, 4);
+    g_assert_cmpuint(a->n, ==, b->n);
+    for (size_t i = 0; i < a->n; i++) {
+        g_assert_cmpmem(a->bytes[i], a->len[i], b->bytes[i], b->len[i]);
+    }
+    g_assert_true(b->pkt[3].interrupt);
+    g_assert_cmpuint(b->pkt[3].ecause, ==, 11);
+    h_free(a);
+    h_free(b);
+}
+
+/* Implicit exception mode: the handler address is left out. */
+static void test_implicit_exception(void)
+{
+    Harness *h = h_new(64, ETRACE_ARCH_1_1);
+    const ETracePacket *k;
+
+    h_start(h, (ETraceOptions){ .implicit_exception = true });
+    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_NONE);
+    trap(h, RISCV_ITYPE_EXCEPTION, 8, 0, 0x1008);
+    blk(h, 0x80000000, 0x80000004, 4, RISCV_ITYPE_NONE);
+    k = expect(h, 3, 3, 1);
+    g_assert_cmphex(k->address, ==, 0);
+    g_assert_cmpuint(h->len[3], <, 6);
+    /* the omitted handler address is the reference of the next delta */
+    blk(h, 0x80000008, 0x8000000c, 4, RISCV_ITYPE_OTHER_UNINFERABLE_JUMP);
+    blk(h, 0x80000100, 0x80000102, 2, RISCV_ITYPE_NONE);
+    k = expect(h, 4, 2, 0);
+    g_assert_cmphex(k->address, ==, 0x100);
+    h_free(h);
+}
+
+/* An exception right after an uninferable jump (updiscon bit, 6.6.2). */
+static void test_updiscon_before_exception(void)
+{
+    Harness *h = h_new(64, ETRACE_ARCH_1_1);
+
+    h_start(h, (ETraceOptions){ 0 });
+    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_OTHER_UNINFERABLE_JUMP);
+    blk(h, 0x1000, 0x1000, 4, RISCV_ITYPE_NONE);   /* looplabel again */
+    trap(h, RISCV_ITYPE_EXCEPTION, 5, 0x40, 0x1004);
+    expect_addr(h, 2, 2, 0x1000);
+    expect_flags(h, 2, false, true, false);
+    blk(h, 0x80000000, 0x80000004, 4, RISCV_ITYPE_NONE);
+    expect(h, 3, 3, 1);
+
+    /* The same without the exception: no updiscon. */
+    blk(h, 0x80000008, 0x8000000c, 4, RISCV_ITYPE_OTHER_UNINFERABLE_JUMP);
+    blk(h, 0x1000, 0x1000, 4, RISCV_ITYPE_NONE);
+    blk(h, 0x1004, 0x1004, 4, RISCV_ITYPE_NONE);
+    expect_addr(h, 4, 2, 0x1000);
+    expect_flags(h, 4, false, false, false);
+    h_free(h);
+}
+
+/* 1.1: a trap before the first handler instruction retires. */
+static void test_double_trap(void)
+{
+    Harness *h = h_new(64, ETRACE_ARCH_1_1);
+    const ETracePacket *k;
+
+    h_start(h, (ETraceOptions){ 0 });
+    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_NONE);
+    trap(h, RISCV_ITYPE_EXCEPTION, 8, 0, 0x1008);
+    trap(h, RISCV_ITYPE_INTERRUPT, 3, 0, 0x80000000);
+    blk(h, 0x80000400, 0x80000404, 4, RISCV_ITYPE_NONE);
+    expect_addr(h, 2, 2, 0x1004);
+    k = expect(h, 3, 3, 1);
+    g_assert_true(k->interrupt);
+    g_assert_cmpuint(k->ecause, ==, 3);
+    g_assert_cmphex(k->address, ==, 0x80000400);
+    expect_count(h, 4);
+    h_free(h);
+}
+
+/* 2.0: thaddr, tval dropped for interrupts, traps reported early. */
+static void test_arch2_traps(void)
+{
+    Harness *h = h_new(64, ETRACE_ARCH_2_0);
+    const ETracePacket *k;
+
+    h_start(h, (ETraceOptions){ 0 });
+    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_NONE);
+    trap(h, RISCV_ITYPE_EXCEPTION, 8, 0, 0x1008);
+    trap(h, RISCV_ITYPE_INTERRUPT, 3, 0, 0x80000000);
+    blk(h, 0x80000400, 0x80000404, 4, RISCV_ITYPE_NONE);
+    expect_addr(h, 2, 2, 0x1004);
+    k = expect(h, 3, 3, 1);                 /* the ecall, early */
+    g_assert_false(k->thaddr);
+    g_assert_cmpuint(k->ecause, ==, 8);
+    g_assert_cmphex(k->address, ==, 0x1008);
+    k = expect(h, 4, 3, 1);                 /* the interrupt */
+    g_assert_true(k->thaddr && k->interrupt);
+    g_assert_cmphex(k->address, ==, 0x80000400);
+    expect_count(h, 5);
+
+    /* A fault at the target of a jalr: EPC first, then a sync. */
+    blk(h, 0x80000408, 0x8000040c, 4, RISCV_ITYPE_OTHER_UNINFERABLE_JUMP);
+    trap(h, RISCV_ITYPE_EXCEPTION, 12, 0x9000, 0x9000);
+    expect_addr(h, 5, 2, 0x8000040c);
+    k = expect(h, 6, 3, 1);
+    g_assert_false(k->thaddr);
+    g_assert_cmphex(k->address, ==, 0x9000);
+    g_assert_cmphex(k->tvalepc, ==, 0x9000);
+    blk(h, 0x80000000, 0x80000004, 4, RISCV_ITYPE_NONE);
+    expect_sync(h, 7, 0x80000000);
+    expect_count(h, 8);
+    h_free(h);
+
+    /* 1.1 reports the same fault with the handler only. */
+    h = h_new(64, ETRACE_ARCH_1_1);
+    h_start(h, (ETraceOptions){ 0 });
+    blk(h, 0x80000404, 0x80000408, 4, RISCV_ITYPE_OTHER_UNINFERABLE_JUMP);
+    trap(h, RISCV_ITYPE_EXCEPTION, 12, 0x9000, 0x9000);
+    blk(h, 0x80000000, 0x80000004, 4, RISCV_ITYPE_NONE);
+    expect_addr(h, 2, 2, 0x80000408);
+    k = expect(h, 3, 3, 1);
+    g_assert_cmphex(k->tvalepc, ==, 0x9000);
+    expect_count(h, 4);
+    h_free(h);
+}
+
+/* ------------------------------------------------------- privilege */
+
+static void test_privilege_change(void)
+{
+    Harness *h = h_new(64, ETRACE_ARCH_1_1);
+    const ETracePacket *k;
+
+    h_start(h, (ETraceOptions){ 0 });
+    blk(h, 0x80000000, 0x80000008, 4, RISCV_ITYPE_TRAP_RETURN);  /* mret */
+    h->priv = 1;
+    blk(h, 0x4000, 0x4004, 4, RISCV_ITYPE_NONE);
+    k = expect(h, 2, 3, 0);
+    g_assert_cmphex(k->address, ==, 0x4000);
+    g_assert_cmpuint(k->privilege, ==, 1);
+    expect_count(h, 3);
+
+    /* With a branch pending the last M-mode instruction is reported. */
+    h->priv = 3;
+    blk(h, 0x80000100, 0x80000104, 4, RISCV_ITYPE_TAKEN_BRANCH);
+    blk(h, 0x80000200, 0x80000204, 4, RISCV_ITYPE_TRAP_RETURN);
+    h->priv = 0;
+    blk(h, 0x5000, 0x5002, 2, RISCV_ITYPE_NONE);
+    /* the format 3 at 0x80000100: the privilege changed back to M */
+    expect_sync(h, 3, 0x80000100);
+    k = expect_addr(h, 4, 1, 0x80000204);
+    g_assert_cmpuint(k->branches, ==, 1);
+    k = expect(h, 5, 3, 0);
+    g_assert_cmpuint(k->privilege, ==, 0);
+    expect_count(h, 6);
+    h_free(h);
+}
+
+/* ------------------------------------------------------- branch maps */
+
+static void test_full_branch_map(void)
+{
+    Harness *h = h_new(32, ETRACE_ARCH_1_1);
+    const ETracePacket *k;
+
+    h_start(h, (ETraceOptions){ 0 });
+    blk(h, 0x100, 0x100, 2, RISCV_ITYPE_NONE);
+    for (unsigned i = 0; i < 31; i++) {
+        blk(h, 0x200, 0x202, 2, i & 1 ? RISCV_ITYPE_TAKEN_BRANCH :
+                                       RISCV_ITYPE_NOT_TAKEN_BRANCH);
+    }
+    expect_count(h, 2);
+    blk(h, 0x200, 0x200, 2, RISCV_ITYPE_NONE);
+    k = expect(h, 2, 1, 0);
+    g_assert_cmpuint(k->branches, ==, 0);
+    g_assert_false(k->has_address);
+    g_assert_cmphex(k->branch_map, ==, 0x55555555 & 0x7fffffff);
+    expect_count(h, 3);
+    h_free(h);
+}
+
+/* 3.2.6 and 6.8: predicted branches are counted, not mapped. */
+static void test_branch_prediction(void)
+{
+    Harness *h = h_new(64, ETRACE_ARCH_1_1);
+    const ETracePacket *k;
+
+    h_start(h, (ETraceOptions){ .branch_prediction = true });
+    blk(h, 0x100, 0x100, 2, RISCV_ITYPE_NONE);
+    /* the table starts at 01: not taken is predicted */
+    for (unsigned i = 0; i < 40; i++) {
+        blk(h, 0x200, 0x202, 2, RISCV_ITYPE_NOT_TAKEN_BRANCH);
+    }
+    expect_count(h, 2);
+    blk(h, 0x200, 0x202, 2, RISCV_ITYPE_TAKEN_BRANCH);  /* miss */
+    blk(h, 0x300, 0x300, 2, RISCV_ITYPE_NONE);
+    k = expect(h, 2, 0, 0);
+    g_assert_cmpuint(k->branch_count, ==, 40 - 31);
+    g_assert_cmpuint(k->branch_fmt, ==, 0);
+    g_assert_false(k->has_address);
+
+    /*
+     * 00 -taken-> 01 still predicts not taken (two misses flip it):
+     * 35 not taken are all predicted, then an uninferable jump.
+     */
+    for (unsigned i = 0; i < 35; i++) {
+        blk(h, 0x200, 0x202, 2, RISCV_ITYPE_NOT_TAKEN_BRANCH);
+    }
+    blk(h, 0x300, 0x304, 4, RISCV_ITYPE_OTHER_UNINFERABLE_JUMP);
+    blk(h, 0x400, 0x402, 2, RISCV_ITYPE_NONE);
+    k = expect_addr(h, 3, 0, 0x400);
+    g_assert_cmpuint(k->branch_count, ==, 35 - 31);
+    g_assert_cmpuint(k->branch_fmt, ==, 2);
+    expect_count(h, 4);
+
+    /* 00: the first taken misses, the map is sent at 31. */
+    for (unsigned i = 0; i < 31; i++) {
+        blk(h, 0x200, 0x202, 2, i == 3 ? RISCV_ITYPE_NOT_TAKEN_BRANCH :
+                                         RISCV_ITYPE_TAKEN_BRANCH);
+    }
+    blk(h, 0x300, 0x300, 2, RISCV_ITYPE_NONE);
+    k = expect(h, 4, 1, 0);
+    g_assert_cmpuint(k->branches, ==, 0);
+    g_assert_cmphex(k->branch_map, ==, 1u << 3);
+
+    /*
+     * 33 predicted taken, a jump, and its target a branch that fails:
+     * the count with the address of the failed branch (branch_fmt 3).
+     */
+    for (unsigned i = 0; i < 33; i++) {
+        blk(h, 0x200, 0x202, 2, RISCV_ITYPE_TAKEN_BRANCH);
+    }
+    blk(h, 0x300, 0x304, 4, RISCV_ITYPE_OTHER_UNINFERABLE_JUMP);
+    blk(h, 0x202, 0x202, 2, RISCV_ITYPE_NOT_TAKEN_BRANCH);
+    blk(h, 0x500, 0x502, 2, RISCV_ITYPE_NONE);
+    k = expect_addr(h, 5, 0, 0x202);
+    g_assert_cmpuint(k->subformat, ==, 0);
+    g_assert_cmpuint(k->branch_count, ==, 2);
+    g_assert_cmpuint(k->branch_fmt, ==, 3);
+    expect_count(h, 6);
+    h_free(h);
+}
+
+/* 3.2.7: a jump target seen before is sent as its cache index. */
+static void test_jump_target_cache(void)
+{
+    Harness *h = h_new(64, ETRACE_ARCH_1_1);
+    const ETracePacket *k;
+
+    h_start(h, (ETraceOptions){ .jump_target_cache = true });
+    blk(h, 0x100, 0x104, 4, RISCV_ITYPE_UNINFERABLE_CALL);
+    blk(h, 0x2a0, 0x2a2, 2, RISCV_ITYPE_NOT_TAKEN_BRANCH);
+    expect_addr(h, 2, 2, 0x2a0);                    /* miss: address */
+    blk(h, 0x2a4, 0x2a6, 2, RISCV_ITYPE_RETURN);
+    blk(h, 0x108, 0x10c, 4, RISCV_ITYPE_UNINFERABLE_CALL);
+    expect_addr(h, 3, 1, 0x108);
+    blk(h, 0x2a0, 0x2a2, 2, RISCV_ITYPE_TAKEN_BRANCH);
+    k = expect(h, 4, 0, 1);                         /* hit: index */
+    g_assert_cmpuint(k->index, ==, (0x2a0 >> 1) & 15);
+    g_assert_cmpuint(k->branches, ==, 0);
+    /* a hit with the taken branch at 0x2a2 pending */
+    blk(h, 0x2a4, 0x2a6, 2, RISCV_ITYPE_RETURN);
+    blk(h, 0x2a0, 0x2a2, 2, RISCV_ITYPE_NONE);
+    k = expect(h, 5, 0, 1);
+    g_assert_cmpuint(k->branches, ==, 1);
+    g_assert_cmphex(k->branch_map, ==, 0);
+    expect_flags(h, 5, false, false, false);
+    expect_count(h, 6);
+    /* a trap (format 3.1) empties the cache: 0x2a0 is sent again */
+    blk(h, 0x2a4, 0x2a6, 2, RISCV_ITYPE_RETURN);
+    blk(h, 0x108, 0x108, 4, RISCV_ITYPE_NONE);
+    trap(h, RISCV_ITYPE_INTERRUPT, 7, 0, 0x10c);
+    blk(h, 0x80000000, 0x80000004, 4, RISCV_ITYPE_OTHER_UNINFERABLE_JUMP);
+    blk(h, 0x2a0, 0x2a2, 2, RISCV_ITYPE_NONE);
+    expect_addr(h, 6, 2, 0x108);     /* cached, but updiscon needed */
+    expect_flags(h, 6, false, true, false);
+    expect(h, 7, 3, 1);
+    expect_addr(h, 8, 2, 0x2a0);
+    h_free(h);
+}
+
+/* ----------------------------------------------- notify, sijump */
+
+static void test_notify(void)
+{
+    Harness *h = h_new(64, ETRACE_ARCH_1_1);
+    ETraceBlock b;
+
+    h_start(h, (ETraceOptions){ 0 });
+    blk(h, 0x1000, 0x1000, 4, RISCV_ITYPE_NONE);
+    b = mk(h, 0x1004, 0x100c, 4, RISCV_ITYPE_NONE);
+    b.notify = true;
+    etrace_encoder_block(h->e, &b);
+    blk(h, 0x1010, 0x1010, 4, RISCV_ITYPE_NONE);
+    expect_addr(h, 2, 2, 0x100c);
+    expect_flags(h, 2, true, false, false);
+    expect_count(h, 3);
+    h_free(h);
+}
+
+static void test_sijump(void)
+{
+    Harness *h = h_new(64, ETRACE_ARCH_1_1);
+    ETraceBlock b;
+
+    h_start(h, (ETraceOptions){ .sijump = true });
+    blk(h, 0x1000, 0x1000, 4, RISCV_ITYPE_NONE);
+    b = mk(h, 0x1004, 0x1008, 4, RISCV_ITYPE_UNINFERABLE_CALL);
+    b.sijump = true;                    /* lui t0; jalr t0 */
+    etrace_encoder_block(h->e, &b);
+    blk(h, 0x40000, 0x40004, 4, RISCV_ITYPE_NONE);
+    expect_count(h, 2);
+    /* Without the mode the target is reported. */
+    h_start(h, (ETraceOptions){ 0 });
+    blk(h, 0x1000, 0x1000, 4, RISCV_ITYPE_NONE);
+    etrace_encoder_block(h->e, &b);
+    blk(h, 0x40000, 0x40004, 4, RISCV_ITYPE_NONE);
+    expect_addr(h, 2, 2, 0x40004);         /* the restart ended a run */
+    expect_support(h, 3, true, ETRACE_QUAL_ENDED_REP);
+    expect_sync(h, 4, 0x1000);
+    expect_addr(h, 5, 2, 0x40000);
+    /* sijump on a trap return means nothing: mret is reported. */
+    h_start(h, (ETraceOptions){ .sijump = true });
+    b = mk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_TRAP_RETURN);
+    b.sijump = true;
+    etrace_encoder_block(h->e, &b);
+    blk(h, 0x40000, 0x40004, 4, RISCV_ITYPE_NONE);
+    expect_sync(h, 8, 0x1000);
+    expect_addr(h, 9, 2, 0x40000);
+    /* A jalr reported by a sync: its lui is not seen by the decoder. */
+    h_start(h, (ETraceOptions){ .sijump = true });
+    b = mk(h, 0x1008, 0x1008, 4, RISCV_ITYPE_UNINFERABLE_CALL);
+    b.sijump = true;
+    etrace_encoder_block(h->e, &b);
+    blk(h, 0x40000, 0x40004, 4, RISCV_ITYPE_NONE);
+    expect_sync(h, 12, 0x1008);
+    expect_addr(h, 13, 2, 0x40000);
+    h_free(h);
+}
+
+/* ----------------------------------------------------------- resync */
+
+static void test_resync_packets(void)
+{
+    Harness *h = h_new(64, ETRACE_ARCH_1_1);
+    size_t syncs = 0, first = 0;
+
+    h_start(h, (ETraceOptions){ .sync_mode = ETRACE_SYNC_PACKETS,
+                                .sync_max = 0 });
+    /* a jalr jumping to itself: every instruction is reported */
+    for (unsigned i = 0; i < 40; i++) {
+        blk(h, 0x1000, 0x1000, 4, RISCV_ITYPE_OTHER_UNINFERABLE_JUMP);
+    }
+    for (size_t i = 2; i < h->n; i++) {
+        if (h->pkt[i].format == 3) {
+            syncs++;
+            first = first ? first : i;
+        }
+    }
+    /* the sync, 16 format 2 (counts 1..16), then the resync */
+    g_assert_cmpuint(first, ==, 18);
+    g_assert_cmpuint(syncs, ==, 2);
+    expect_sync(h, 35, 0x1000);
+    /* the packet just before a resync carries the updiscon bit */
+    expect_flags(h, 16, false, false, false);
+    expect_flags(h, 17, false, true, false);
+    h_free(h);
+}
+
+/*
+ * A context packet makes the resync due while a branch is pending: the
+ * branch goes out first (with the next instruction's report), then the
+ * sync.
+ */
+static void test_resync_after_context(void)
+{
+    Harness *h = h_new(64, ETRACE_ARCH_1_1);
+    ETraceBlock b;
+    const ETracePacket *k;
+
+    h->p.context_width_p = 8;
+    h_start(h, (ETraceOptions){ .sync_mode = ETRACE_SYNC_PACKETS,
+                                .sync_max = 0 });
+    for (unsigned i = 0; i < 15; i++) {
+        blk(h, 0x1000, 0x1000, 4, RISCV_ITYPE_OTHER_UNINFERABLE_JUMP);
+    }
+    /* the sync and 13 format 2; the last jalr waits for its successor */
+    expect_count(h, 15);
+    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_NONE);
+    expect_addr(h, 16, 2, 0x1000);      /* count 15 */
+    b = mk(h, 0x1008, 0x1008, 4, RISCV_ITYPE_TAKEN_BRANCH);
+    b.ctype = 1;
+    b.context = 9;
+    etrace_encoder_block(h->e, &b);
+    blk(h, 0x1800, 0x1804, 4, RISCV_ITYPE_NONE);
+    expect(h, 17, 3, 2);                /* count 16: due, branch pending */
+    expect_count(h, 18);
+    blk(h, 0x1900, 0x1904, 4, RISCV_ITYPE_NONE);
+    /* the branch at 0x1008 is reported with 0x1804, then the sync */
+    k = expect_addr(h, 18, 1, 0x1804);
+    g_assert_cmpuint(k->branches, ==, 1);
+    expect_sync(h, 19, 0x1900);
+    expect_count(h, 20);
+    h_free(h);
+}
+
+/*
+ * A resync due at an uninferable jump does not land on its target (the
+ * decoder could stop at an earlier occurrence of 0x1000): the target is
+ * reported with the updiscon bit, the sync comes one instruction later.
+ */
+static void test_resync_jump_target(void)
+{
+    Harness *h = h_new(64, ETRACE_ARCH_1_1);
+
+    h_start(h, (ETraceOptions){ .sync_mode = ETRACE_SYNC_CYCLES,
+                                .sync_max = 0 });
+    blk(h, 0x1000, 0x101c, 4, RISCV_ITYPE_NONE);                    /* 8 */
+    blk(h, 0x2000, 0x2020, 4, RISCV_ITYPE_OTHER_UNINFERABLE_JUMP);  /* 17 */
+    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_NONE);
+    blk(h, 0x3000, 0x3004, 4, RISCV_ITYPE_NONE);
+    expect_sync(h, 1, 0x1000);
+    expect_addr(h, 2, 2, 0x1000);
+    expect_flags(h, 2, false, true, false);
+    expect_sync(h, 3, 0x1004);
+    expect_count(h, 4);
+    h_free(h);
+
+    /* Nor on the target of a mispredicted return: no irreport in f3. */
+    h = h_new(64, ETRACE_ARCH_1_1);
+    h_start(h, (ETraceOptions){ .sync_mode = ETRACE_SYNC_CYCLES,
+                                .sync_max = 0,
+                                .implicit_return = ETRACE_IR_RETURN_STACK });
+    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_INFERABLE_CALL);          /* 2 */
+    blk(h, 0x2000, 0x2038, 4, RISCV_ITYPE_RETURN);                  /* 17 */
+    blk(h, 0x5000, 0x5004, 4, RISCV_ITYPE_NONE);
+    blk(h, 0x6000, 0x6004, 4, RISCV_ITYPE_NONE);
+    expect_addr(h, 2, 2, 0x5000);
+    expect_flags(h, 2, false, true, true);
+    g_assert_cmpuint(h->pkt[2].irdepth, ==, 1);
+    expect_sync(h, 3, 0x5004);
+    expect_count(h, 4);
+    h_free(h);
+
+    /*
+     * A mispredicted return that was itself reported exactly: its
+     * target still gets no sync (the decoder would pop its stack).
+     */
+    h = h_new(64, ETRACE_ARCH_1_1);
+    h_start(h, (ETraceOptions){ .sync_mode = ETRACE_SYNC_CYCLES,
+                                .sync_max = 0,
+                                .implicit_return = ETRACE_IR_RETURN_STACK });
+    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_INFERABLE_CALL);          /* 2 */
+    blk(h, 0x2000, 0x2038, 4, RISCV_ITYPE_OTHER_UNINFERABLE_JUMP);  /* 17 */
+    blk(h, 0x3000, 0x3000, 2, RISCV_ITYPE_RETURN);
+    blk(h, 0x5000, 0x5004, 4, RISCV_ITYPE_NONE);
+    blk(h, 0x6000, 0x6004, 4, RISCV_ITYPE_NONE);
+    expect_addr(h, 2, 2, 0x3000);           /* the return, exactly */
+    expect_flags(h, 2, false, true, false);
+    expect_addr(h, 3, 2, 0x5000);
+    expect_flags(h, 3, false, true, true);
+    expect_sync(h, 4, 0x5004);
+    expect_count(h, 5);
+    h_free(h);
+
+    /*
+     * Branches pending at the jump: they go out with its target's
+     * report (the jump itself is not reported), then the sync.
+     */
+    h = h_new(64, ETRACE_ARCH_1_1);
+    h_start(h, (ETraceOptions){ .sync_mode = ETRACE_SYNC_CYCLES,
+                                .sync_max = 0 });
+    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_TAKEN_BRANCH);            /* 2 */
+    blk(h, 0x2000, 0x2038, 4, RISCV_ITYPE_OTHER_UNINFERABLE_JUMP);  /* 17 */
+    blk(h, 0x5000, 0x5004, 4, RISCV_ITYPE_NONE);
+    blk(h, 0x6000, 0x6004, 4, RISCV_ITYPE_NONE);
+    expect_addr(h, 2, 1, 0x5000);
+    g_assert_cmpuint(h->pkt[2].branches, ==, 1);
+    expect_flags(h, 2, false, true, false);
+    expect_sync(h, 3, 0x5004);
+    expect_count(h, 4);
+    h_free(h);
+}
+
+/*
+ * A jump target reported without the updiscon bit, then a privilege
+ * change with no branch pending: the instruction before the change is
+ * reported too, or the decoder would take a stop at an earlier 0x1000
+ * as final (6.6.2 case 3).
+ */
+static void test_ambiguous_then_format3(void)
+{
+    Harness *h = h_new(64, ETRACE_ARCH_1_1);
+
+    h_start(h, (ETraceOptions){ 0 });
+    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_OTHER_UNINFERABLE_JUMP);
+    blk(h, 0x1000, 0x1008, 4, RISCV_ITYPE_NONE);
+    expect_addr(h, 2, 2, 0x1000);
+    expect_flags(h, 2, false, false, false);
+    h->priv = 1;
+    blk(h, 0x4000, 0x4004, 4, RISCV_ITYPE_NONE);
+    expect_addr(h, 3, 2, 0x1008);
+    expect_sync(h, 4, 0x4000);
+    expect_count(h, 5);
+    h_free(h);
+
+    /* The same before a resync. */
+    h = h_new(64, ETRACE_ARCH_1_1);
+    h_start(h, (ETraceOptions){ .sync_mode = ETRACE_SYNC_CYCLES,
+                                .sync_max = 0 });
+    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_OTHER_UNINFERABLE_JUMP);  /* 2 */
+    blk(h, 0x1000, 0x1040, 4, RISCV_ITYPE_NONE);                    /* 19 */
+    blk(h, 0x3000, 0x3004, 4, RISCV_ITYPE_NONE);
+    expect_addr(h, 2, 2, 0x1000);
+    expect_flags(h, 2, false, false, false);
+    expect_addr(h, 3, 2, 0x1040);
+    expect_sync(h, 4, 0x3000);
+    expect_count(h, 5);
+    h_free(h);
+}
+
+static void test_resync_cycles(void)
+{
+    Harness *h = h_new(64, ETRACE_ARCH_1_1);
+    const ETracePacket *k;
+
+    /* 16 instructions, then a taken branch: format 1, then a sync. */
+    h_start(h, (ETraceOptions){ .sync_mode = ETRACE_SYNC_CYCLES,
+                                .sync_max = 0 });
+    blk(h, 0x1000, 0x101c, 4, RISCV_ITYPE_NONE);       /* 8 */
+    blk(h, 0x2000, 0x2018, 4, RISCV_ITYPE_TAKEN_BRANCH);   /* 15 */
+    blk(h, 0x2020, 0x203c, 4, RISCV_ITYPE_TAKEN_BRANCH);   /* 23 */
+    expect_count(h, 2);
+    blk(h, 0x3000, 0x3004, 4, RISCV_ITYPE_NONE);
+    k = expect_addr(h, 2, 1, 0x203c);
+    g_assert_cmpuint(k->branches, ==, 2);
+    expect_sync(h, 3, 0x3000);
+    expect_count(h, 4);
+    h_free(h);
+
+    /* Half-words: 16 compressed instructions and no branch. */
+    h = h_new(64, ETRACE_ARCH_1_1);
+    h_start(h, (ETraceOptions){ .sync_mode = ETRACE_SYNC_HALFWORDS,
+                                .sync_max = 0 });
+    blk(h, 0x1000, 0x101e, 2, RISCV_ITYPE_NONE);
+    blk(h, 0x1020, 0x1022, 2, RISCV_ITYPE_NONE);
+    expect_sync(h, 2, 0x1020);
+    h_free(h);
+}
+
+/* --------------------------------------- qualification, stop, lost */
+
+static void test_qualification(void)
+{
+    Harness *h = h_new(64, ETRACE_ARCH_1_1);
+    ETraceBlock b;
+
+    h_start(h, (ETraceOptions){ 0 });
+    b = mk(h, 0x500, 0x504, 4, RISCV_ITYPE_NONE);
+    b.qualified = false;
+    etrace_encoder_block(h->e, &b);
+    expect_count(h, 1);
+    blk(h, 0x1000, 0x1008, 4, RISCV_ITYPE_NONE);
+    expect_sync(h, 1, 0x1000);
+    b = mk(h, 0x100c, 0x1010, 4, RISCV_ITYPE_NONE);
+    b.qualified = false;
+    etrace_encoder_block(h->e, &b);
+    expect_addr(h, 2, 2, 0x1008);
+    expect_support(h, 3, true, ETRACE_QUAL_ENDED_REP);
+    expect_count(h, 4);
+    blk(h, 0x1014, 0x1018, 4, RISCV_ITYPE_OTHER_UNINFERABLE_JUMP);
+    expect_sync(h, 4, 0x1014);
+
+    /* Ending at the target of an uninferable jump: ended_upd. */
+    blk(h, 0x1014, 0x1014, 4, RISCV_ITYPE_NONE);
+    b.iaddr = 0x1018;
+    etrace_encoder_block(h->e, &b);
+    expect_addr(h, 5, 2, 0x1014);
+    expect_support(h, 6, true, ETRACE_QUAL_ENDED_UPD);
+    expect_count(h, 7);
+    h_free(h);
+}
+
+static void test_stop_and_lost(void)
+{
+    Harness *h = h_new(64, ETRACE_ARCH_1_1);
+
+    h_start(h, (ETraceOptions){ 0 });
+    blk(h, 0x1000, 0x1008, 4, RISCV_ITYPE_NONE);
+    etrace_encoder_lost(h->e);
+    expect_count(h, 2);
+    blk(h, 0x3000, 0x3004, 4, RISCV_ITYPE_NONE);
+    expect_support(h, 2, true, ETRACE_QUAL_TRACE_LOST);
+    expect_sync(h, 3, 0x3000);
+    blk(h, 0x3008, 0x300c, 4, RISCV_ITYPE_TAKEN_BRANCH);
+    etrace_encoder_stop(h->e);
+    expect_addr(h, 4, 1, 0x300c);
+    expect_support(h, 5, false, ETRACE_QUAL_ENDED_REP);
+    /* Stopped: blocks are ignored; a second stop says nothing. */
+    blk(h, 0x4000, 0x4004, 4, RISCV_ITYPE_NONE);
+    etrace_encoder_stop(h->e);
+    expect_count(h, 6);
+    h_free(h);
+}
+
+/* ---------------------------------------------------------- context */
+
+static void test_context(void)
+{
+    Harness *h = h_new(64, ETRACE_ARCH_1_1);
+    ETraceBlock b;
+    const ETracePacket *k;
+
+    h->p.context_width_p = 16;
+    h_start(h, (ETraceOptions){ 0 });
+    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_NONE);
+    /* imprecise: a format 3.2 at the first quiet instruction */
+    b = mk(h, 0x1008, 0x100c, 4, RISCV_ITYPE_NONE);
+    b.ctype = 1;
+    b.context = 0x42;
+    etrace_encoder_block(h->e, &b);
+    k = expect(h, 2, 3, 2);
+    g_assert_cmphex(k->context, ==, 0x42);
+    /* precise: a sync at the block, branches reported before it */
+    blk(h, 0x1010, 0x1014, 4, RISCV_ITYPE_TAKEN_BRANCH);
+    b = mk(h, 0x1020, 0x1024, 4, RISCV_ITYPE_NONE);
+    b.ctype = 2;
+    b.context = 0x43;
+    etrace_encoder_block(h->e, &b);
+    expect_addr(h, 3, 1, 0x1014);
+    k = expect(h, 4, 3, 0);
+    g_assert_cmphex(k->context, ==, 0x43);
+    g_assert_cmphex(k->address, ==, 0x1020);
+    /* asynchronous: like a trap, the last instruction is reported */
+    b = mk(h, 0x2000, 0x2004, 4, RISCV_ITYPE_NONE);
+    b.ctype = 3;
+    b.context = 0x44;
+    etrace_encoder_block(h->e, &b);
+    expect_addr(h, 5, 2, 0x1024);
+    k = expect(h, 6, 3, 0);
+    g_assert_cmphex(k->context, ==, 0x44);
+    expect_count(h, 7);
+    h_free(h);
+}
+
+/* ------------------------------------------------- misc and stats */
+
+static void test_stats_and_restart(void)
+{
+    Harness *h = h_new(64, ETRACE_ARCH_1_1);
+    ETraceStats s;
+    uint64_t bytes = 0;
+
+    h_start(h, (ETraceOptions){ 0 });
+    blk(h, 0x1000, 0x1008, 4, RISCV_ITYPE_OTHER_UNINFERABLE_JUMP);
+    blk(h, 0x2000, 0x2002, 2, RISCV_ITYPE_NONE);
+    /* new options mid-run: last instruction, then the new support */
+    h_start(h, (ETraceOptions){ .full_address = true });
+    expect_addr(h, 2, 2, 0x2000);
+    expect_addr(h, 3, 2, 0x2002);
+    expect_support(h, 4, true, ETRACE_QUAL_ENDED_REP);
+    g_assert_true(h->o.full_address);
+    etrace_encoder_stats(h->e, &s);
+    for (size_t i = 0; i < h->n; i++) {
+        bytes += h->len[i];
+    }
+    g_assert_cmpuint(s.bytes, ==, bytes);
+    g_assert_cmpuint(s.packets[3], ==, 3);
+    g_assert_cmpuint(s.packets[2], ==, 2);
+    g_assert_cmpuint(s.halfwords, ==, 6 + 2);
+    g_assert_cmpuint(s.instructions, ==, 3 + 2);
+    h_free(h);
+}
+
+/* Hostile blocks (odd sizes, huge values) never crash. */
+static void test_garbage_blocks(void)
+{
+    GRand *r = g_rand_new_with_seed(3);
+    Harness *h = h_new(64, ETRACE_ARCH_2_0);
+
+    h->p.context_width_p = 8;
+    h_start(h, (ETraceOptions){ .implicit_return = ETRACE_IR_RETURN_STACK,
+                                .branch_prediction = true,
+                                .jump_target_cache = true, .sijump = true,
+                                .sync_mode = ETRACE_SYNC_PACKETS });
+    for (unsigned i = 0; i < 200000; i++) {
+        ETraceBlock b = {
+            .iaddr = (uint64_t)g_rand_int(r) << 32 | g_rand_int(r),
+            .iretire = g_rand_int_range(r, 0, 4) == 0 ? g_rand_int(r) :
+                       (guint32)g_rand_int_range(r, 0, 8),
+            .ninsns = g_rand_int(r), .ilastsize = g_rand_int(r),
+            .itype = g_rand_int_range(r, 0, 17), .priv = g_rand_int(r),
+            .sijump = g_rand_boolean(r), .notify = g_rand_int(r) % 7 == 0,
+            .qualified = g_rand_int(r) % 9 != 0, .ctype = g_rand_int(r),
+            .context = g_rand_int(r), .cause = g_rand_int(r),
+            .epc = g_rand_int(r),
+        };
+
+        etrace_encoder_block(h->e, &b);
+        if (i % 1000 == 0) {
+            etrace_encoder_lost(h->e);
+        }
+        h->n = 0;       /* every packet was unpacked by capture() */
+    }
+    etrace_encoder_stop(h->e);
+    h_free(h);
+    g_rand_free(r);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/etrace-encoder/example/ret", test_example_ret);
+    g_test_add_func("/etrace-encoder/example/branch-ret",
+                    test_example_branch_ret);
+    g_test_add_func("/etrace-encoder/example/three-branches",
+                    test_example_three_branches);
+    g_test_add_func("/etrace-encoder/example/complex",
+                    test_example_complex);
+    g_test_add_func("/etrace-encoder/implicit-return",
+                    test_implicit_return);
+    g_test_add_func("/etrace-encoder/return-stack-miss",
+                    test_return_stack_miss);
+    g_test_add_func("/etrace-encoder/depth-report", test_depth_report);
+    g_test_add_func("/etrace-encoder/depth-limits", test_depth_limits);
+    g_test_add_func("/etrace-encoder/trap/no-retire",
+                    test_exception_no_retire);
+    g_test_add_func("/etrace-encoder/trap/with-retire",
+                    test_exception_with_retire);
+    g_test_add_func("/etrace-encoder/trap/implicit",
+                    test_implicit_exception);
+    g_test_add_func("/etrace-encoder/trap/updiscon",
+                    test_updiscon_before_exception);
+    g_test_add_func("/etrace-encoder/trap/double", test_double_trap);
+    g_test_add_func("/etrace-encoder/trap/arch2", test_arch2_traps);
+    g_test_add_func("/etrace-encoder/privilege", test_privilege_change);
+    g_test_add_func("/etrace-encoder/branch-map-full", test_full_branch_map);
+    g_test_add_func("/etrace-encoder/branch-prediction",
+                    test_branch_prediction);
+    g_test_add_func("/etrace-encoder/jump-target-cache",
+                    test_jump_target_cache);
+    g_test_add_func("/etrace-encoder/notify", test_notify);
+    g_test_add_func("/etrace-encoder/sijump", test_sijump);
+    g_test_add_func("/etrace-encoder/resync/packets", test_resync_packets);
+    g_test_add_func("/etrace-encoder/resync/cycles", test_resync_cycles);
+    g_test_add_func("/etrace-encoder/resync/jump-target",
+                    test_resync_jump_target);
+    g_test_add_func("/etrace-encoder/ambiguous-report",
+                    test_ambiguous_then_format3);
+    g_test_add_func("/etrace-encoder/resync/after-context",
+                    test_resync_after_context);
+    g_test_add_func("/etrace-encoder/qualification", test_qualification);
+    g_test_add_func("/etrace-encoder/stop-lost", test_stop_and_lost);
+    g_test_add_func("/etrace-encoder/context", test_context);
+    g_test_add_func("/etrace-encoder/stats-restart", test_stats_and_restart);
+    g_test_add_func("/etrace-encoder/garbage", test_garbage_blocks);
+    return g_test_run();
+}

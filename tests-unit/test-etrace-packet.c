@@ -1,0 +1,603 @@
+/*
+ * Unit tests of the E-trace packet layer: the payload layouts of
+ * chapter 6 (v1.1.1 and the 2.0 variant), sign-based compression and the
+ * figure 6.1 encapsulation.
+ *
+ * Known answers were assembled bit by bit from tables 6.1-6.11 by a
+ * separate script (fields LSB first in table order, then the sign-based
+ * compression of chapter 6); the four packets of "Example code and
+ * packets" are among them.
+ *
+ * Copyright (c) 2026 The rvpa authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include <glib.h>
+#include "insn_class.h"
+#include "etrace.h"
+
+static ETraceParams params64(void)
+{
+    ETraceParams p;
+
+    etrace_params_default(&p, 64);
+    return p;
+}
+
+/* Pack and compare with the expected bytes, then unpack them back. */
+static void check_bytes(const ETraceParams *p, const ETraceOptions *o,
+                        const ETracePacket *pkt, const uint8_t *want,
+                        size_t want_len, ETracePacket *out)
+{
+    uint8_t buf[ETRACE_MAX_PACKET];
+    size_t n = etrace_packet_pack(p, o, pkt, buf);
+    const char *err = NULL;
+
+    g_assert_cmpmem(buf, n, want, want_len);
+    g_assert_cmpint(etrace_packet_unpack(p, o, want, want_len, out, &err),
+                    ==, want_len);
+    g_assert_null(err);
+}
+
+/* Spec example 2: a ret, format 2, address 0x80001a88 (full address). */
+static void test_example_ret_format2(void)
+{
+    static const uint8_t want[] = { 0x05, 0x12, 0x35, 0x00, 0x00, 0x01 };
+    ETraceParams p = params64();
+    ETraceOptions o = { .full_address = true };
+    ETracePacket k = { .format = 2, .address = 0x80001a88 }, u;
+    bool notify, updiscon, irreport;
+
+    etrace_packet_set_flags(&p, &k, false, false, false, 0);
+    check_bytes(&p, &o, &k, want, sizeof(want), &u);
+    g_assert_cmpint(u.format, ==, 2);
+    g_assert_cmphex(u.address, ==, 0x80001a88);
+    g_assert_true(u.has_address);
+    etrace_packet_get_flags(&p, &u, &notify, &updiscon, &irreport);
+    g_assert_false(notify || updiscon || irreport);
+}
+
+/* Spec examples 3 and 4: format 1 with 1 and 3 branches. */
+static void test_example_branches_format1(void)
+{
+    static const uint8_t one[] = { 0x03, 0x05, 0x58, 0x05 };
+    static const uint8_t three[] = { 0x03, 0x8d, 0x91, 0x02 };
+    ETraceParams p = params64();
+    ETracePacket k = { .format = 1, .branches = 1, .branch_map = 0,
+                       .address = 0xab0 }, u;
+
+    etrace_packet_set_flags(&p, &k, false, false, false, 0);
+    check_bytes(&p, NULL, &k, one, sizeof(one), &u);
+    g_assert_cmpuint(u.branches, ==, 1);
+    g_assert_cmphex(u.branch_map, ==, 0);
+    g_assert_cmphex(u.address, ==, 0xab0);
+
+    k.branches = 3;
+    k.branch_map = 0x3;
+    k.address = 0x148;
+    etrace_packet_set_flags(&p, &k, false, false, false, 0);
+    check_bytes(&p, NULL, &k, three, sizeof(three), &u);
+    g_assert_cmpuint(u.branches, ==, 3);
+    g_assert_cmphex(u.branch_map, ==, 0x3);
+    g_assert_cmphex(u.address, ==, 0x148);
+}
+
+/*
+ * Spec example 5: a negative difference; notify and updiscon repeat the
+ * address MSB (the example's "updiscon=1"), irdepth repeats updiscon.
+ */
+static void test_example_negative_delta(void)
+{
+    static const uint8_t want[] = { 0x03, 0x09, 0xe9, 0xfd };
+    ETraceParams p = params64();
+    ETracePacket k = { .format = 1, .branches = 2, .branch_map = 0x2,
+                       .address = -(uint64_t)0x10c }, u;
+
+    etrace_packet_set_flags(&p, &k, false, false, false, 0);
+    g_assert_true(k.notify && k.updiscon && k.irreport);
+    g_assert_cmphex(k.irdepth, ==, 0x1ff);
+    check_bytes(&p, NULL, &k, want, sizeof(want), &u);
+    g_assert_cmphex(u.address, ==, 0xfffffffffffffef4ull);
+    g_assert_true(u.updiscon);
+    g_assert_cmphex(u.irdepth, ==, 0x1ff);
+}
+
+static void test_format3_layouts(void)
+{
+    static const uint8_t sync32[] = { 0x05, 0x73, 0x00, 0x00, 0x00, 0xc0 };
+    static const uint8_t exc11[] = {
+        0x0e, 0x77, 0x02, 0x40, 0x00, 0x00, 0x20, 0x00, 0x00, 0x00, 0x00,
+        0x8d, 0x04, 0x00, 0x20 };
+    static const uint8_t exc11_ie[] = { 0x04, 0x37, 0x05, 0x00, 0x08 };
+    static const uint8_t irq20[] = {
+        0x06, 0x77, 0xc7, 0x80, 0x00, 0x00, 0x40 };
+    static const uint8_t support[] = { 0x02, 0x1f, 0xd0 };
+    static const uint8_t support20[] = { 0x02, 0x1f, 0x50 };
+    ETraceParams p32, p = params64();
+    ETraceOptions ie = { .implicit_exception = true };
+    ETraceOptions o = { .implicit_return = ETRACE_IR_RETURN_STACK,
+                        .jump_target_cache = true };
+    ETracePacket k, u;
+
+    /* 6.2 on RV32: the address MSB is the packet's sign bit. */
+    etrace_params_default(&p32, 32);
+    k = (ETracePacket){ .format = 3, .subformat = 0, .branch = true,
+                        .privilege = 3, .address = 0x80000000 };
+    check_bytes(&p32, NULL, &k, sync32, sizeof(sync32), &u);
+    g_assert_cmphex(u.address, ==, 0x80000000);
+    g_assert_cmpuint(u.privilege, ==, 3);
+    g_assert_true(u.branch && u.has_address);
+
+    /* 6.3: illegal instruction, tvalepc carries the EPC. */
+    k = (ETracePacket){ .format = 3, .subformat = 1, .branch = true,
+                        .privilege = 3, .ecause = 2,
+                        .address = 0x80000100, .tvalepc = 0x80001234 };
+    check_bytes(&p, NULL, &k, exc11, sizeof(exc11), &u);
+    g_assert_cmphex(u.tvalepc, ==, 0x80001234);
+    g_assert_cmphex(u.address, ==, 0x80000100);
+    g_assert_cmpuint(u.ecause, ==, 2);
+
+    /* Implicit exception mode: no address field (3.2.3). */
+    k = (ETracePacket){ .format = 3, .subformat = 1, .branch = true,
+                        .privilege = 1, .ecause = 5, .tvalepc = 0x1000 };
+    check_bytes(&p, &ie, &k, exc11_ie, sizeof(exc11_ie), &u);
+    g_assert_cmphex(u.tvalepc, ==, 0x1000);
+    g_assert_cmphex(u.address, ==, 0);
+
+    /* 2.0: thaddr, and no tval for interrupts. */
+    p.arch = ETRACE_ARCH_2_0;
+    k = (ETracePacket){ .format = 3, .subformat = 1, .branch = true,
+                        .privilege = 3, .ecause = 7, .interrupt = true,
+                        .thaddr = true, .address = 0x80000100,
+                        .tvalepc = 0x1234 };
+    check_bytes(&p, NULL, &k, irq20, sizeof(irq20), &u);
+    g_assert_true(u.interrupt && u.thaddr);
+    g_assert_cmphex(u.tvalepc, ==, 0);
+
+    /* 6.5: support packet, options in the layout of etrace.h. */
+    p.arch = ETRACE_ARCH_1_1;
+    k = (ETracePacket){ .format = 3, .subformat = 3, .enable = true,
+                        .options = etrace_options_pack(&p, &o) };
+    g_assert_cmphex(k.options, ==, 0x50);
+    check_bytes(&p, NULL, &k, support, sizeof(support), &u);
+    g_assert_true(u.enable);
+    g_assert_cmphex(u.options, ==, 0x50);
+
+    /* 2.0 adds denable and dloss (0): bit 14 is no longer the sign. */
+    p.arch = ETRACE_ARCH_2_0;
+    check_bytes(&p, NULL, &k, support20, sizeof(support20), &u);
+    g_assert_cmphex(u.options, ==, 0x50);
+}
+
+static void test_format0_and_full_map(void)
+{
+    static const uint8_t count[] = { 0x01, 0x28 };
+    static const uint8_t jtc[] = { 0x02, 0x2c, 0x11 };
+    static const uint8_t full_nt[] = { 0x01, 0x81 };
+    static const uint8_t full_t[] = { 0x01, 0x01 };
+    ETraceParams p = params64();
+    ETracePacket k, u;
+    bool n, d, r;
+
+    k = (ETracePacket){ .format = 0, .subformat = 0, .branch_count = 5 };
+    check_bytes(&p, NULL, &k, count, sizeof(count), &u);
+    g_assert_cmpuint(u.branch_count, ==, 5);
+    g_assert_false(u.has_address);
+
+    k = (ETracePacket){ .format = 0, .subformat = 1, .index = 5,
+                        .branches = 2, .branch_map = 1 };
+    etrace_packet_set_flags(&p, &k, false, false, false, 0);
+    check_bytes(&p, NULL, &k, jtc, sizeof(jtc), &u);
+    g_assert_cmpuint(u.index, ==, 5);
+    g_assert_cmpuint(u.branches, ==, 2);
+    etrace_packet_get_flags(&p, &u, &n, &d, &r);
+    g_assert_false(r);
+
+    /* Table 6.7: 31 branches without an address compress to one byte. */
+    k = (ETracePacket){ .format = 1, .branches = 0,
+                        .branch_map = 0x7fffffff };
+    check_bytes(&p, NULL, &k, full_nt, sizeof(full_nt), &u);
+    g_assert_cmphex(u.branch_map, ==, 0x7fffffff);
+    g_assert_false(u.has_address);
+    k.branch_map = 0;
+    check_bytes(&p, NULL, &k, full_t, sizeof(full_t), &u);
+}
+
+/* irreport/irdepth against a failed prediction and a depth report. */
+static void test_flag_encoding(void)
+{
+    ETraceParams p = params64();
+    ETracePacket k = { .format = 2, .address = 0x40 }, u;
+    uint8_t buf[ETRACE_MAX_PACKET];
+    const char *err;
+    bool n, d, r;
+    size_t len;
+
+    etrace_packet_set_flags(&p, &k, true, true, true, 5);
+    g_assert_true(k.notify && !k.updiscon && k.irreport);
+    g_assert_cmpuint(k.irdepth, ==, 5);
+    len = etrace_packet_pack(&p, NULL, &k, buf);
+    g_assert_cmpint(etrace_packet_unpack(&p, NULL, buf, len, &u, &err), ==,
+                    len);
+    etrace_packet_get_flags(&p, &u, &n, &d, &r);
+    g_assert_true(n && d && r);
+    g_assert_cmpuint(u.irdepth, ==, 5);
+    g_assert_cmpuint(etrace_irdepth_width(&p), ==, 9);
+}
+
+/* ---------------------------------------------------------- round trip */
+
+static uint64_t rnd64(GRand *r)
+{
+    return (uint64_t)g_rand_int(r) << 32 | g_rand_int(r);
+}
+
+static unsigned legal_privilege(GRand *r, unsigned width)
+{
+    static const unsigned privs[] = { 0, 1, 3, 4, 5 };
+    unsigned v = privs[g_rand_int_range(r, 0, 5)];
+
+    return v & ((1u << width) - 1);
+}
+
+/* A random packet of a legal layout, only with fields it carries. */
+static ETracePacket random_packet(GRand *r, const ETraceParams *p,
+                                  const ETraceOptions *o)
+{
+    uint64_t amask = p->iaddress_width_p == 64 ? UINT64_MAX :
+                     (UINT64_C(1) << p->iaddress_width_p) - 1;
+    uint64_t addr = rnd64(r) & amask & ~((UINT64_C(1) << 1) - 1);
+    ETracePacket k = { .format = g_rand_int_range(r, 0, 4) };
+    bool v2 = p->arch == ETRACE_ARCH_2_0;
+    unsigned w;
+
+    if (g_rand_boolean(r)) {    /* small values compress */
+        addr = (g_rand_int(r) & 0xffe) * (g_rand_boolean(r) ? 1 : -1);
+        addr &= amask;
+    }
+    switch (k.format) {
+    case 3:
+        k.subformat = g_rand_int_range(r, 0, 4);
+        if (k.subformat == 3) {
+            ETraceOptions ro = { .full_address = g_rand_boolean(r),
+                                 .sijump = g_rand_boolean(r),
+                                 .implicit_return = g_rand_int_range(r, 0, 3),
+                                 .branch_prediction = g_rand_boolean(r) };
+            k.enable = g_rand_boolean(r);
+            k.qual_status = g_rand_int_range(r, 0, 4);
+            k.options = etrace_options_pack(p, &ro);
+            break;
+        }
+        k.privilege = legal_privilege(r, p->privilege_width_p);
+        k.context = p->context_width_p == 64 ? rnd64(r) :
+                    rnd64(r) & ((UINT64_C(1) << p->context_width_p) - 1);
+        if (k.subformat == 2) {
+            break;
+        }
+        k.branch = g_rand_boolean(r);
+        k.address = addr;
+        k.has_address = true;
+        if (k.subformat == 1) {
+            k.ecause = g_rand_int_range(r, 0, 1 << p->ecause_width_p);
+            k.interrupt = g_rand_boolean(r);
+            k.thaddr = v2 && g_rand_boolean(r);
+            k.tvalepc = v2 && k.interrupt ? 0 : rnd64(r) & amask;
+            if (o->implicit_exception && (!v2 || k.thaddr)) {
+                k.address = 0;
+            }
+            k.has_address = !v2 || k.thaddr;
+        }
+        break;
+    case 0:
+        k.subformat = g_rand_int_range(r, 0, 2);
+        if (k.subformat == 1) {
+            k.index = g_rand_int_range(r, 0, 1 << p->cache_size_p);
+            k.branches = g_rand_int_range(r, 0, 32);
+            w = k.branches ? 31 : 0;
+            k.branch_map = g_rand_int(r) & ((1ull << w) - 1) &
+                           ((1ull << k.branches) - 1);
+            etrace_packet_set_flags(p, &k, false, false, g_rand_boolean(r),
+                                    g_rand_int_range(r, 0, 17));
+            k.has_address = true;
+            break;
+        }
+        k.branch_count = g_rand_int(r);
+        k.branch_fmt = g_rand_int_range(r, 0, 3);
+        k.branch_fmt += k.branch_fmt != 0;     /* 0, 2 or 3 */
+        if (k.branch_fmt == 0) {
+            break;
+        }
+        /* the address tail of formats 0, 1 and 2 */
+        /* fall through */
+    case 2:
+    case 1:
+        if (k.format == 1) {
+            k.branches = g_rand_int_range(r, 0, 32);
+            k.branch_map = g_rand_int(r) &
+                           (k.branches ? (1u << k.branches) - 1 : 0x7fffffff);
+            if (k.branches == 0) {
+                break;
+            }
+        }
+        k.address = addr;
+        k.has_address = true;
+        etrace_packet_set_flags(p, &k, g_rand_boolean(r), g_rand_boolean(r),
+                                g_rand_boolean(r), g_rand_int_range(r, 0, 17));
+        break;
+    }
+    return k;
+}
+
+static void assert_same_packet(const ETracePacket *a, const ETracePacket *b)
+{
+    g_assert_cmpuint(a->format, ==, b->format);
+    g_assert_cmpuint(a->subformat, ==, b->subformat);
+    g_assert_cmpint(a->branch, ==, b->branch);
+    g_assert_cmpuint(a->privilege, ==, b->privilege);
+    g_assert_cmphex(a->context, ==, b->context);
+    g_assert_cmpuint(a->ecause, ==, b->ecause);
+    g_assert_cmpint(a->interrupt, ==, b->interrupt);
+    g_assert_cmpint(a->thaddr, ==, b->thaddr);
+    g_assert_cmphex(a->tvalepc, ==, b->tvalepc);
+    g_assert_cmpint(a->enable, ==, b->enable);
+    g_assert_cmpuint(a->encoder_mode, ==, b->encoder_mode);
+    g_assert_cmpuint(a->qual_status, ==, b->qual_status);
+    g_assert_cmphex(a->options, ==, b->options);
+    g_assert_cmphex(a->address, ==, b->address);
+    g_assert_cmpint(a->notify, ==, b->notify);
+    g_assert_cmpint(a->updiscon, ==, b->updiscon);
+    g_assert_cmpint(a->irreport, ==, b->irreport);
+    g_assert_cmphex(a->irdepth, ==, b->irdepth);
+    g_assert_cmpuint(a->branches, ==, b->branches);
+    g_assert_cmphex(a->branch_map, ==, b->branch_map);
+    g_assert_cmpuint(a->branch_count, ==, b->branch_count);
+    g_assert_cmpuint(a->branch_fmt, ==, b->branch_fmt);
+    g_assert_cmpuint(a->index, ==, b->index);
+    g_assert_cmpint(a->has_address, ==, b->has_address);
+    g_assert_false(a->padding);
+}
+
+static void roundtrip(const ETraceParams *p, const ETraceOptions *o,
+                      GRand *r, unsigned count)
+{
+    for (unsigned i = 0; i < count; i++) {
+        ETracePacket k = random_packet(r, p, o), u;
+        uint8_t buf[ETRACE_MAX_PACKET], again[ETRACE_MAX_PACKET];
+        const char *err = NULL;
+        size_t n = etrace_packet_pack(p, o, &k, buf);
+        int used;
+
+        g_assert_cmpuint(n, >=, 2 + (p->src_bits + 7) / 8);
+        g_assert_cmpuint(n, <=, ETRACE_MAX_PACKET);
+        used = etrace_packet_unpack(p, o, buf, n, &u, &err);
+        if (used != (int)n) {
+            g_test_message("format %u.%u: %s", k.format, k.subformat, err);
+        }
+        g_assert_cmpint(used, ==, n);
+        g_assert_cmpuint(u.src_id, ==, p->src_id);
+        assert_same_packet(&u, &k);
+        /* Every strict prefix is incomplete. */
+        for (size_t cut = 1; cut < n; cut++) {
+            g_assert_cmpint(etrace_packet_unpack(p, o, buf, cut, &u, &err),
+                            ==, 0);
+        }
+        g_assert_cmpuint(etrace_packet_pack(p, o, &k, again), ==, n);
+        g_assert_cmpmem(again, n, buf, n);
+    }
+}
+
+static void test_roundtrip_random(void)
+{
+    GRand *r = g_rand_new_with_seed(1);
+    static const ETraceOptions opts[] = {
+        { 0 },
+        { .implicit_exception = true },
+        { .full_address = true, .implicit_exception = true },
+    };
+
+    for (unsigned arch = 0; arch < 2; arch++) {
+        for (unsigned xlen = 32; xlen <= 64; xlen += 32) {
+            for (unsigned i = 0; i < G_N_ELEMENTS(opts); i++) {
+                ETraceParams p;
+
+                etrace_params_default(&p, xlen);
+                p.arch = arch;
+                roundtrip(&p, &opts[i], r, 3000);
+                /* Widest fields: context, index source ID. */
+                p.context_width_p = 64;
+                p.src_bits = 12;
+                p.src_id = 0xabc;
+                roundtrip(&p, &opts[i], r, 3000);
+            }
+        }
+    }
+    g_rand_free(r);
+}
+
+/* Format 0 subformat implied by the one optional format enabled. */
+static void test_implied_f0_subformat(void)
+{
+    ETraceParams p = params64();
+    ETraceOptions jtc = { .jump_target_cache = true };
+    ETraceOptions both = { .jump_target_cache = true,
+                           .branch_prediction = true };
+    ETracePacket k = { .format = 0, .subformat = 1, .index = 3 }, u;
+    uint8_t buf[ETRACE_MAX_PACKET];
+    const char *err = NULL;
+    size_t n;
+
+    p.f0s_width_p = 0;
+    n = etrace_packet_pack(&p, &jtc, &k, buf);
+    g_assert_cmpuint(n, >, 0);
+    g_assert_cmpint(etrace_packet_unpack(&p, &jtc, buf, n, &u, &err), ==, n);
+    g_assert_cmpuint(u.subformat, ==, 1);
+    g_assert_cmpuint(u.index, ==, 3);
+    g_assert_cmpuint(etrace_packet_pack(&p, &both, &k, buf), ==, 0);
+    g_assert_cmpint(etrace_packet_unpack(&p, &both, buf, n, &u, &err), ==,
+                    -1);
+    g_assert_nonnull(err);
+}
+
+/* ------------------------------------------------------- bad input */
+
+static void expect_error(const ETraceParams *p, const uint8_t *buf,
+                         size_t len)
+{
+    ETracePacket u;
+    const char *err = NULL;
+
+    g_assert_cmpint(etrace_packet_unpack(p, NULL, buf, len, &u, &err), ==,
+                    -1);
+    g_assert_nonnull(err);
+    g_test_message("rejected: %s", err);
+}
+
+static void test_rejects(void)
+{
+    ETraceParams p = params64();
+    /* header with flow bits but length 0 */
+    static const uint8_t zero_len[] = { 0x20 };
+    /* support packet (15 bits) in 3 bytes, correctly sign-extended */
+    static const uint8_t too_long[] = { 0x03, 0x1f, 0x10, 0x00 };
+    /* support packet whose bit 15 is not a copy of bit 14 */
+    static const uint8_t bad_pad[] = { 0x02, 0x1f, 0x50 };
+    /* format 0 subformat 0 with branch_fmt 01 */
+    static const uint8_t bad_fmt[] = { 0x05, 0, 0, 0, 0, 0x08 };
+    /* support packet with encoder_mode 1 */
+    static const uint8_t bad_mode[] = { 0x01, 0x3f };
+    /* support packet with implicit_return 3 */
+    static const uint8_t bad_ir[] = { 0x02, 0x1f, 0x18 };
+    /* sync with privilege 2 */
+    static const uint8_t bad_priv[] = { 0x01, 0x53 };
+
+    expect_error(&p, zero_len, sizeof(zero_len));
+    expect_error(&p, too_long, sizeof(too_long));
+    expect_error(&p, bad_pad, sizeof(bad_pad));
+    expect_error(&p, bad_fmt, sizeof(bad_fmt));
+    expect_error(&p, bad_mode, sizeof(bad_mode));
+    expect_error(&p, bad_ir, sizeof(bad_ir));
+    expect_error(&p, bad_priv, sizeof(bad_priv));
+    /* A mode the hardware lacks: branch prediction without a predictor. */
+    p.bpred_size_p = 0;
+    expect_error(&p, (const uint8_t[]){ 0x02, 0x1f, 0x20 }, 3);
+    /* Invalid parameters are refused by both directions. */
+    p.context_width_p = 65;
+    expect_error(&p, bad_priv, sizeof(bad_priv));
+    {
+        ETracePacket k = { .format = 2 };
+        uint8_t buf[ETRACE_MAX_PACKET];
+
+        g_assert_cmpuint(etrace_packet_pack(&p, NULL, &k, buf), ==, 0);
+    }
+}
+
+/* Zero padding, timestamps, source index, partial packets. */
+static void test_encapsulation(void)
+{
+    static const uint8_t stream[] = {
+        0x00, 0x00, 0x00,                   /* padding */
+        0x83, 0x34, 0x12, 0x05, 0x58, 0x05, /* timestamped example 3 */
+    };
+    ETraceParams p = params64();
+    ETracePacket k = { .format = 2, .address = 8 }, u;
+    uint8_t buf[ETRACE_MAX_PACKET];
+    const char *err = NULL;
+    size_t n;
+
+    g_assert_cmpint(etrace_packet_unpack(&p, NULL, stream, sizeof(stream),
+                                         &u, &err), ==, 3);
+    g_assert_true(u.padding);
+    g_assert_cmpint(etrace_packet_unpack(&p, NULL, stream + 3, 6, &u, &err),
+                    ==, 6);
+    g_assert_false(u.padding);
+    g_assert_cmphex(u.address, ==, 0xab0);
+    g_assert_cmpint(etrace_packet_unpack(&p, NULL, stream + 3, 5, &u, &err),
+                    ==, 0);
+    g_assert_cmpint(etrace_packet_unpack(&p, NULL, stream, 0, &u, &err),
+                    ==, 0);
+
+    p.src_bits = 12;
+    p.src_id = 0x5a3;
+    n = etrace_packet_pack(&p, NULL, &k, buf);
+    g_assert_cmpuint(n, ==, 4);
+    g_assert_cmphex(buf[0], ==, 1);
+    g_assert_cmphex(buf[1], ==, 0xa3);
+    g_assert_cmphex(buf[2], ==, 0x05);
+    g_assert_cmpint(etrace_packet_unpack(&p, NULL, buf, n, &u, &err), ==, 4);
+    g_assert_cmpuint(u.src_id, ==, 0x5a3);
+    g_assert_cmphex(u.address, ==, 8);
+}
+
+/* Random bytes never crash, hang or claim more than they were given. */
+static void test_garbage(void)
+{
+    GRand *r = g_rand_new_with_seed(7);
+    ETraceParams p = params64();
+    ETraceOptions o = { .implicit_exception = true };
+
+    for (unsigned i = 0; i < 200000; i++) {
+        uint8_t buf[40];
+        size_t len = g_rand_int_range(r, 0, sizeof(buf) + 1);
+        ETracePacket u;
+        const char *err = NULL;
+        int used;
+
+        for (size_t j = 0; j < len; j++) {
+            buf[j] = g_rand_int(r);
+        }
+        p.arch = i & 1;
+        used = etrace_packet_unpack(&p, (i & 2) ? &o : NULL, buf, len, &u,
+                                    &err);
+        g_assert_cmpint(used, >=, -1);
+        g_assert_cmpint(used, <=, (int)len);
+        g_assert_true(used != -1 || err != NULL);
+    }
+    g_rand_free(r);
+}
+
+static void test_params(void)
+{
+    ETraceParams p = params64();
+    ETraceOptions o = { .implicit_return = ETRACE_IR_CALL_COUNTER,
+                        .branch_prediction = true, .sijump = true }, back;
+    const char *err = NULL;
+
+    g_assert_true(etrace_params_check(&p, &err));
+    etrace_params_default(&p, 32);
+    g_assert_true(etrace_params_check(&p, &err));
+    g_assert_cmpuint(p.privilege_width_p, ==, 3);
+    g_assert_cmpuint(p.ecause_width_p, ==, 6);
+    etrace_options_unpack(&p, etrace_options_pack(&p, &o), &back);
+    g_assert_true(back.sijump && back.branch_prediction);
+    g_assert_cmpint(back.implicit_return, ==, ETRACE_IR_CALL_COUNTER);
+    /* Modes without hardware are never on. */
+    p.call_counter_size_p = 0;
+    p.sijump_p = false;
+    g_assert_cmphex(etrace_options_pack(&p, &o), ==, 0x20);
+    p.ecause_width_p = 40;
+    g_assert_false(etrace_params_check(&p, &err));
+    g_assert_nonnull(err);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/etrace-packet/example/ret-format2",
+                    test_example_ret_format2);
+    g_test_add_func("/etrace-packet/example/branches-format1",
+                    test_example_branches_format1);
+    g_test_add_func("/etrace-packet/example/negative-delta",
+                    test_example_negative_delta);
+    g_test_add_func("/etrace-packet/format3", test_format3_layouts);
+    g_test_add_func("/etrace-packet/format0-full-map",
+                    test_format0_and_full_map);
+    g_test_add_func("/etrace-packet/flags", test_flag_encoding);
+    g_test_add_func("/etrace-packet/roundtrip", test_roundtrip_random);
+    g_test_add_func("/etrace-packet/f0-implied-subformat",
+                    test_implied_f0_subformat);
+    g_test_add_func("/etrace-packet/rejects", test_rejects);
+    g_test_add_func("/etrace-packet/encapsulation", test_encapsulation);
+    g_test_add_func("/etrace-packet/garbage", test_garbage);
+    g_test_add_func("/etrace-packet/params", test_params);
+    return g_test_run();
+}
