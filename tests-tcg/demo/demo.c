@@ -124,14 +124,14 @@ static void print_packet(const ETracePacket *p)
         break;
     case 3 << 2 | 3:
         rv_printf("    format 3.3 support    enable %d %s options 0x%x\n",
-                  p->enable, qual[p->qual_status & 3], p->options);
+                  p->enable, qual[p->qual_status & 3], (unsigned)p->options);
         break;
     case 2 << 2:
         rv_printf("    format 2   address    %ld\n", (long)p->address);
         break;
     case 1 << 2:
         rv_printf("    format 1   branches %u map 0x%x%s", p->branches,
-                  p->branch_map, p->has_address ? "" : "\n");
+                  (unsigned)p->branch_map, p->has_address ? "" : "\n");
         if (p->has_address) {
             rv_printf(" address %ld\n", (long)p->address);
         }
