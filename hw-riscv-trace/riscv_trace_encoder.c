@@ -37,6 +37,7 @@
 #define TE_INST_TRACING         BIT(2)
 #define TE_INST_MODE_SHIFT      4
 #define TE_INST_MODE_LEN        3
+#define TE_CONTEXT              BIT(9)
 #define TE_STALL_OR_OVERFLOW    BIT(12)
 #define TE_INHIBIT_SRC          BIT(15)
 #define TE_SYNC_MODE_SHIFT      16
@@ -45,7 +46,7 @@
 #define TE_SYNC_MAX_LEN         4
 /* The fields software can change; the rest reads 0 (WARL). */
 #define TE_CONTROL_RW   (TR_CONTROL_ACTIVE | TR_CONTROL_ENABLE | \
-                         TE_INST_TRACING | TE_INHIBIT_SRC | \
+                         TE_INST_TRACING | TE_CONTEXT | TE_INHIBIT_SRC | \
                          MAKE_64BIT_MASK(TE_INST_MODE_SHIFT, 3) | \
                          MAKE_64BIT_MASK(TE_SYNC_MODE_SHIFT, 2) | \
                          MAKE_64BIT_MASK(TE_SYNC_MAX_SHIFT, 4))
@@ -94,6 +95,8 @@ struct RISCVTraceEncoderState {
     bool stopping;          /* the hart has not yet run the stop */
     bool lost;              /* a packet found no room: tell the codec */
     unsigned prev_const_rd; /* sequentially inferable jump across TBs */
+    uint64_t context;       /* satp.ASID, while trTeContext is set */
+    uint8_t ctype;          /* for the next block: context changed */
     size_t budget;          /* bytes the sinks take in this burst */
     size_t staged;
     uint8_t stage[TE_STAGE_SIZE];
@@ -170,6 +173,18 @@ static unsigned te_priv(RISCVTraceEncoderState *te, uint64_t info)
     return priv;
 }
 
+/*
+ * A context record: the next block reports the new context imprecisely
+ * (ctype 1, table 4.4), if trTeContext asks for context at all.
+ */
+static void te_context(RISCVTraceEncoderState *te, uint64_t context)
+{
+    if ((te->control & TE_CONTEXT) && context != te->context) {
+        te->context = context;
+        te->ctype = 1;
+    }
+}
+
 static void te_record_to_block(RISCVTraceEncoderState *te,
                                const RISCVTraceRecord *rec, ETraceBlock *b)
 {
@@ -190,7 +205,10 @@ static void te_record_to_block(RISCVTraceEncoderState *te,
         .cause = rec->cause,
         .tval = rec->tval & addr_mask,
         .epc = rec->iaddr & addr_mask,  /* for traps: the xepc written */
+        .context = te->context,
+        .ctype = te->ctype,
     };
+    te->ctype = 0;
     te->prev_const_rd = extract64(info, RISCV_TRACE_CONST_RD_SHIFT, 5);
 }
 
@@ -216,6 +234,10 @@ static void te_consume(void *opaque, const RISCVTraceRecord *rec, unsigned n)
     }
     te->budget = te_sink_space(te);
     for (unsigned i = 0; i < n; i++) {
+        if (rec[i].info & RISCV_TRACE_CONTEXT) {
+            te_context(te, rec[i].cause);
+            continue;
+        }
         te_record_to_block(te, &rec[i], &b);
         if (etrace_filter_active(&te->filter)) {
             etrace_filter_block(&te->filter, &b, te_encode, te);
@@ -262,6 +284,16 @@ static void te_options(RISCVTraceEncoderState *te, ETraceOptions *o)
     }
 }
 
+/* The context when tracing starts: later changes come as records. */
+static uint64_t te_hart_asid(RISCVTraceEncoderState *te)
+{
+    CPURISCVState *env = &RISCV_CPU(te->cpu)->env;
+
+    return riscv_cpu_mxl(env) == MXL_RV32 ?
+           get_field(env->satp, SATP32_ASID) :
+           get_field(env->satp, SATP64_ASID);
+}
+
 static void te_start(RISCVTraceEncoderState *te)
 {
     ETraceOptions o;
@@ -276,6 +308,8 @@ static void te_start(RISCVTraceEncoderState *te)
     te_options(te, &o);
     te->tracing = true;
     te->prev_const_rd = 0;
+    te->context = te->control & TE_CONTEXT ? te_hart_asid(te) : 0;
+    te->ctype = 0;
     te->budget = te_sink_space(te);
     etrace_encoder_start(te->enc, &o);
     te_flush(te);
@@ -495,6 +529,8 @@ static void te_realize(DeviceState *dev, Error **errp)
     xlen = riscv_cpu_mxl(&RISCV_CPU(te->cpu)->env) == MXL_RV32 ? 32 : 64;
     etrace_params_default(&te->params, xlen);
     te->params.arch = te->arch;
+    /* Context: satp.ASID (docs/rvtrace.rst) */
+    te->params.context_width_p = xlen == 32 ? 9 : 16;
     etrace_filter_init(&te->filter, &te->params, te_insn_len, te);
 
     memory_region_init_io(&te->mmio, OBJECT(dev), &te_ops, te,

@@ -112,6 +112,23 @@ void riscv_trace_trap(CPURISCVState *env, bool async, uint64_t cause,
 }
 
 /*
+ * The address space (satp.ASID) is the context the encoder reports: a
+ * change is reported imprecisely (ctype 1), so it needs no block of its
+ * own; the record goes before the block that holds the csrw.
+ */
+void riscv_trace_context(CPURISCVState *env, uint64_t asid)
+{
+    RISCVTraceRecord *rec;
+
+    if (!qatomic_read(&env->trace_on)) {
+        return;
+    }
+    rec = trace_append(env);
+    rec->info = RISCV_TRACE_CONTEXT;
+    rec->cause = asid;
+}
+
+/*
  * wfi retires and then stops the hart from its helper, whose TB is left
  * without passing an exit: report the block up to and including it.
  */

@@ -21,7 +21,8 @@
  * RISCV_TRACE_* fields below.  A trap (itype 1 or 2) retires nothing
  * itself: it follows the block ending at the last retired instruction,
  * iaddr is the trapping instruction (xepc) and cause/tval are set.  A
- * context record (RISCV_TRACE_CONTEXT) carries the new context in cause.
+ * context record (RISCV_TRACE_CONTEXT) carries the new context (satp.ASID)
+ * in cause.
  */
 typedef struct RISCVTraceRecord {
     uint64_t iaddr;
@@ -82,6 +83,7 @@ void riscv_trace_restore(struct CPUArchState *env,
                          const TranslationBlock *tb, uint64_t data0,
                          uint64_t pc);
 void riscv_trace_wfi(struct CPUArchState *env, uintptr_t ra);
+void riscv_trace_context(struct CPUArchState *env, uint64_t asid);
 #endif
 
 #endif /* RISCV_TRACE_INGRESS_H */

@@ -35,6 +35,7 @@
 #define DISCOVERY1      0xE04
 #define INST_TRACING    (1u << 2)
 #define INST_MODE(x)    ((x) << 4)
+#define CONTEXT         (1u << 9)
 #define STALL_OVERFLOW  (1u << 12)
 #define INHIBIT_SRC     (1u << 15)
 #define SYNC_MODE(x)    ((x) << 16)
@@ -134,13 +135,13 @@ static void test_encoder_warl(void)
 
     reset_component(qts, ENC(0));
     /*
-     * All-ones: Enable, InstTracing and the sync fields stick; Context,
+     * All-ones: Enable, InstTracing, Context and the sync fields stick;
      * InstTrigEnable, StallEna, Format (E-trace only) read 0; InstMode
      * 7 reverts to 6; StallOrOverflow is W1C and clear.
      */
     wr(qts, ENC(0), CONTROL, 0xffffffff & ~(ENABLE | INST_TRACING));
     g_assert_cmphex(rd(qts, ENC(0), CONTROL), ==,
-                    ACTIVE | EMPTY | INST_MODE(6) | INHIBIT_SRC |
+                    ACTIVE | EMPTY | INST_MODE(6) | CONTEXT | INHIBIT_SRC |
                     SYNC_MODE(3) | SYNC_MAX(15));
     /* Every non-zero InstMode is the delta mode; 0 turns tracing off */
     for (int mode = 1; mode < 8; mode++) {

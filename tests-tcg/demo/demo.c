@@ -8,8 +8,8 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "rvtest.h"
-#include "../trace/rvtrace.h"
 #include "etrace.h"
+#include "../trace/rvtrace.h"
 
 #define CSR_MVENDORID 0xf11
 #define CSR_MARCHID   0xf12
@@ -155,9 +155,9 @@ static void trace_demo(void)
         return;
     }
     rv_rule("demo: a traced program");
-    etrace_params_default(&params, RV_XLEN);
     tr_sink_smem(0, trace_buf, sizeof(trace_buf), 0);
     tr_encoder_setup(0, 0, 0);
+    tr_discover(0, &params);
     *ctl = te_control(TR_ENC(0)) | TE_INST_TRACING;
     CHECK_EQ(fib(5), 5);
     tr_encoder_stop(0);

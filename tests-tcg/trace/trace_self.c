@@ -10,14 +10,17 @@
  *   outcomes, and a final support packet (enable = 0);
  * - traps: format 3.1 packets with the cause, the handler's address and
  *   tvalepc (the faulting address for illegal instructions, 6.3.1);
+ * - context: with trTeContext, a new satp.ASID is reported in a format
+ *   3.2 packet (the implementation's context source, docs/rvtrace.rst);
+ *   without it, never;
  * - trace-lost: a full StopOnWrap buffer sets StallOrOverflow and the
  *   sink stops.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "rvtest.h"
-#include "rvtrace.h"
 #include "etrace.h"
+#include "rvtrace.h"
 
 #define MAX_PACKETS 64
 
@@ -101,15 +104,21 @@ static int unpack_all(unsigned long used)
     return n;
 }
 
-/* Trace fn with default options; the number of packets in pkts[]. */
-static int trace_fn(void (*fn)(void))
+/* Trace fn with these Control bits; the number of packets in pkts[]. */
+static int trace_fn_control(void (*fn)(void), uint32_t control)
 {
     memset(tbuf, 0xa5, sizeof(tbuf));
     tr_sink_smem(0, tbuf, sizeof(tbuf), 0);
-    tr_encoder_setup(0, 0, 0);
+    tr_encoder_setup(0, 0, control);
     trace_call(fn);
     CHECK_EQ(tr_read(TR_ENC(0), TR_CONTROL) & TE_STALL_OVERFLOW, 0);
     return unpack_all(tr_sink_used(0, tbuf));
+}
+
+/* Trace fn with default options. */
+static int trace_fn(void (*fn)(void))
+{
+    return trace_fn_control(fn, 0);
 }
 
 static bool is_support(const ETracePacket *p, bool enable)
@@ -122,7 +131,6 @@ static void check_discovery(void)
     unsigned len;
     const uint32_t *cpus;
     const char *compat;
-    uint32_t d0 = tr_read(TR_ENC(0), TE_DISCOVERY0);
 
     compat = rv_fdt_prop("/soc/trace@3100000", "compatible", &len);
     CHECK(compat && strlen(compat) + 1 < len);
@@ -138,12 +146,15 @@ static void check_discovery(void)
     CHECK_EQ(tr_read(TR_SINK(0), TR_IMPL) & 0xfff, 0x901);
 
     /* The codec's parameters as the encoder reports them */
-    etrace_params_default(&params, RV_XLEN);
     tr_reset(TR_ENC(0));
-    d0 = tr_read(TR_ENC(0), TE_DISCOVERY0);
-    CHECK_EQ(d0 & 0xff, RV_XLEN);
-    CHECK_EQ((d0 >> 12) & 0xff, params.ecause_width_p);
-    CHECK_EQ((d0 >> 20) & 0xf, params.privilege_width_p);
+    tr_discover(0, &params);
+    CHECK_EQ(params.iaddress_width_p, RV_XLEN);
+    CHECK_EQ(params.iaddress_lsb_p, 1);
+    CHECK(params.ecause_width_p >= 5);
+    CHECK_EQ(params.privilege_width_p, 3);
+    /* satp.ASID: 16 bits on RV64, 9 on RV32 */
+    CHECK_EQ(params.context_width_p, RV_XLEN == 64 ? 16 : 9);
+    CHECK_EQ(params.arch, ETRACE_ARCH_1_1);
 }
 
 static void check_loop(void)
@@ -228,6 +239,48 @@ static void check_traps(void)
     }
 }
 
+#define TE_CONTEXT_BIT  (1u << 9)
+#define TEST_ASID       5UL
+
+/* An address space switch, as an OS makes one: satp with a new ASID. */
+static void __attribute__((noinline)) switch_asid(void)
+{
+#if RV_XLEN == 64
+    csr_write(satp, 8UL << 60 | TEST_ASID << 44);     /* Sv39, M ignores */
+#else
+    csr_write(satp, 1UL << 31 | TEST_ASID << 22);     /* Sv32 */
+#endif
+    asm volatile("" ::: "memory");
+}
+
+static int count_context(int n, uint64_t context)
+{
+    int found = 0;
+
+    for (int i = 0; i < n; i++) {
+        if (pkts[i].format == 3 && pkts[i].subformat == 2) {
+            CHECK_EQ(pkts[i].context, context);
+            CHECK_EQ(pkts[i].privilege, 3);
+            found++;
+        }
+    }
+    return found;
+}
+
+static void check_context(void)
+{
+    int n;
+
+    rv_rule("context: satp.ASID, reported imprecisely with trTeContext");
+    csr_write(satp, 0);
+    n = trace_fn_control(switch_asid, TE_CONTEXT_BIT);
+    CHECK_EQ(count_context(n, TEST_ASID), 1);
+    csr_write(satp, 0);
+    n = trace_fn_control(switch_asid, 0);
+    CHECK_EQ(count_context(n, TEST_ASID), 0);
+    csr_write(satp, 0);
+}
+
 /* A one-word StopOnWrap buffer: the overflow is reported, nothing more. */
 static void check_lost(void)
 {
@@ -251,6 +304,7 @@ int main(void)
     check_discovery();
     check_loop();
     check_traps();
+    check_context();
     check_lost();
     return 0;
 }
