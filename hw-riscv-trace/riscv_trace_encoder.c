@@ -82,6 +82,8 @@ struct RISCVTraceEncoderState {
     Object *sinks[2];
     uint32_t arch;
     bool trace_from_reset;
+    uint32_t reset_src_id;      /* trTeInstFeatures at reset: SrcID */
+    uint32_t reset_src_bits;    /* and SrcBits */
 
     /* Registers */
     uint32_t control;
@@ -499,6 +501,9 @@ static void te_reset(DeviceState *dev)
     te_write_control(te, 0);
     if (te->trace_from_reset) {
         te_write_control(te, TR_CONTROL_ACTIVE);
+        te->inst_features = te_legal_features(
+            te->reset_src_id << TE_SRC_ID_SHIFT |
+            te->reset_src_bits << TE_SRC_BITS_SHIFT);
         te_write_control(te, te->control | TR_CONTROL_ENABLE |
                              TE_INST_TRACING);
     }
@@ -611,6 +616,9 @@ static const Property te_properties[] = {
                        ETRACE_ARCH_1_1),
     DEFINE_PROP_BOOL("trace-from-reset", RISCVTraceEncoderState,
                      trace_from_reset, false),
+    DEFINE_PROP_UINT32("src-id", RISCVTraceEncoderState, reset_src_id, 0),
+    DEFINE_PROP_UINT32("src-bits", RISCVTraceEncoderState, reset_src_bits,
+                       0),
 };
 
 static void te_class_init(ObjectClass *klass, void *data)

@@ -40,6 +40,8 @@ void riscv_trace_virt_create(MachineState *ms, hwaddr base,
                              const char *chardev_id, Error **errp)
 {
     DeviceState *pib = NULL;
+    /* Bits of the hart index in the PIB stream's packet headers */
+    unsigned src_bits = ms->smp.cpus > 1 ? 32 - clz32(ms->smp.cpus - 1) : 0;
     CPUState *cs;
 
     if (ms->smp.cpus > VIRT_TRACE_MAX_HARTS) {
@@ -74,7 +76,10 @@ void riscv_trace_virt_create(MachineState *ms, hwaddr base,
         if (pib) {
             object_property_set_link(OBJECT(enc), "pib", OBJECT(pib),
                                      &error_fatal);
+            /* One stream for all harts: packets carry the hart's index */
             qdev_prop_set_bit(enc, "trace-from-reset", true);
+            qdev_prop_set_uint32(enc, "src-id", cs->cpu_index);
+            qdev_prop_set_uint32(enc, "src-bits", src_bits);
         }
         sysbus_realize_and_unref(SYS_BUS_DEVICE(enc), &error_fatal);
         sysbus_mmio_map(SYS_BUS_DEVICE(enc), 0, addr);
