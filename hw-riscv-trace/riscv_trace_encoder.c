@@ -10,6 +10,14 @@
  * (etrace-encoder.c) turns them into packets, and the packets go to
  * every enabled sink linked to the encoder.
  *
+ * Encoding runs beside the hart: the hart only appends its records to a
+ * queue, and an encoding thread of the encoder takes them from there,
+ * like the pipeline of a hardware encoder.  Whoever encodes holds the
+ * BQL, so the codec, the sinks and the registers stay serialised as
+ * device code is; a hart that finds the queue full encodes a batch
+ * itself (it stalls, as with trTeInstStallEna, rather than lose trace),
+ * and stopping encodes everything queued before it returns.
+ *
  * Copyright (c) 2026 The rvpa authors
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -17,11 +25,14 @@
 #include "qapi/error.h"
 #include "qemu/log.h"
 #include "qemu/module.h"
+#include "qemu/main-loop.h"
+#include "qemu/thread.h"
 #include "hw/sysbus.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
 #include "target/riscv/cpu.h"
 #include "target/riscv/trace_ingress.h"
+#include "target/riscv/insn_class.h"
 #include "riscv_trace.h"
 #include "etrace.h"
 #include "etrace-filter.h"
@@ -71,6 +82,14 @@
 /* Bytes gathered before they go to the sinks. */
 #define TE_STAGE_SIZE           4096
 
+/* Records between the hart and the encoding thread (a power of two). */
+#define TE_QUEUE_LEN            8192
+#define TE_BATCH                256
+/* Queued records that wake the encoding thread: fewer, longer runs. */
+#define TE_WAKE                 1024
+/* A queue-only record: stop tracing once the records before it are in. */
+#define TE_RECORD_STOP          BIT_ULL(63)
+
 OBJECT_DECLARE_SIMPLE_TYPE(RISCVTraceEncoderState, RISCV_TRACE_ENCODER)
 
 struct RISCVTraceEncoderState {
@@ -96,12 +115,21 @@ struct RISCVTraceEncoderState {
     bool tracing;           /* the codec was started and not stopped */
     bool stopping;          /* the hart has not yet run the stop */
     bool lost;              /* a packet found no room: tell the codec */
+    uint64_t addr_mask;     /* iaddress_width_p bits */
     unsigned prev_const_rd; /* sequentially inferable jump across TBs */
     uint64_t context;       /* satp.ASID, while trTeContext is set */
     uint8_t ctype;          /* for the next block: context changed */
     size_t budget;          /* bytes the sinks take in this burst */
     size_t staged;
     uint8_t stage[TE_STAGE_SIZE];
+
+    /* The queue: the hart writes head, encoders (with the BQL) tail. */
+    RISCVTraceRecord *queue;
+    uint32_t head;
+    uint32_t tail;
+    QemuThread worker;
+    QemuEvent work;         /* set when records were queued */
+    bool worker_exit;
 };
 
 static RISCVTraceSink *te_sink(RISCVTraceEncoderState *te, int i)
@@ -187,29 +215,32 @@ static void te_context(RISCVTraceEncoderState *te, uint64_t context)
     }
 }
 
+/*
+ * The block of a record.  b keeps the fields that do not change from one
+ * record to the next (te_encode_records zeroes it once).
+ */
 static void te_record_to_block(RISCVTraceEncoderState *te,
                                const RISCVTraceRecord *rec, ETraceBlock *b)
 {
     uint64_t info = rec->info;
     unsigned rs1 = extract64(info, RISCV_TRACE_JUMP_RS1_SHIFT, 5);
-    uint64_t addr_mask = MAKE_64BIT_MASK(0, te->params.iaddress_width_p);
 
-    *b = (ETraceBlock) {
-        .iaddr = rec->iaddr & addr_mask,
-        .iretire = extract64(info, RISCV_TRACE_IRETIRE_SHIFT, 16),
-        .ninsns = extract64(info, RISCV_TRACE_NINSNS_SHIFT, 16),
-        .ilastsize = info & RISCV_TRACE_ILASTSIZE ? 1 : 0,
-        .itype = extract64(info, RISCV_TRACE_ITYPE_SHIFT, 4),
-        .priv = te_priv(te, info),
-        .sijump = (info & RISCV_TRACE_SIJUMP) ||
-                  (rs1 && rs1 == te->prev_const_rd),
-        .qualified = true,
-        .cause = rec->cause,
-        .tval = rec->tval & addr_mask,
-        .epc = rec->iaddr & addr_mask,  /* for traps: the xepc written */
-        .context = te->context,
-        .ctype = te->ctype,
-    };
+    b->iaddr = rec->iaddr & te->addr_mask;
+    b->iretire = extract64(info, RISCV_TRACE_IRETIRE_SHIFT, 16);
+    b->ninsns = extract64(info, RISCV_TRACE_NINSNS_SHIFT, 16);
+    b->ilastsize = info & RISCV_TRACE_ILASTSIZE ? 1 : 0;
+    b->itype = extract64(info, RISCV_TRACE_ITYPE_SHIFT, 4);
+    b->priv = te_priv(te, info);
+    b->sijump = (info & RISCV_TRACE_SIJUMP) ||
+                (rs1 && rs1 == te->prev_const_rd);
+    if (unlikely(b->itype == RISCV_ITYPE_EXCEPTION ||
+                 b->itype == RISCV_ITYPE_INTERRUPT)) {
+        b->cause = rec->cause;
+        b->tval = rec->tval & te->addr_mask;
+        b->epc = rec->iaddr & te->addr_mask;    /* the xepc written */
+    }
+    b->context = te->context;
+    b->ctype = te->ctype;
     te->ctype = 0;
     te->prev_const_rd = extract64(info, RISCV_TRACE_CONST_RD_SHIFT, 5);
 }
@@ -225,17 +256,24 @@ static void te_encode(void *opaque, const ETraceBlock *b)
     }
 }
 
-/* The hart's records (RISCVTraceConsumeFn), on its thread, with the BQL. */
-static void te_consume(void *opaque, const RISCVTraceRecord *rec, unsigned n)
-{
-    RISCVTraceEncoderState *te = opaque;
-    ETraceBlock b;
+static void te_finish(RISCVTraceEncoderState *te);
 
-    if (!te->tracing) {
-        return;
-    }
+/* Filter and encode records; the BQL is held. */
+static void te_encode_records(RISCVTraceEncoderState *te,
+                              const RISCVTraceRecord *rec, unsigned n)
+{
+    ETraceBlock b = { .qualified = true };
+
     te->budget = te_sink_space(te);
     for (unsigned i = 0; i < n; i++) {
+        if (rec[i].info & TE_RECORD_STOP) {
+            te_flush(te);
+            te_finish(te);
+            continue;
+        }
+        if (!te->tracing) {
+            continue;
+        }
         if (rec[i].info & RISCV_TRACE_CONTEXT) {
             te_context(te, rec[i].cause);
             continue;
@@ -248,6 +286,101 @@ static void te_consume(void *opaque, const RISCVTraceRecord *rec, unsigned n)
         }
     }
     te_flush(te);
+}
+
+/* Encode a batch of queued records, if any; the BQL is held. */
+static bool te_encode_queued(RISCVTraceEncoderState *te)
+{
+    uint32_t tail = te->tail;
+    uint32_t first = tail % TE_QUEUE_LEN;
+    uint32_t n = qatomic_load_acquire(&te->head) - tail;
+
+    n = MIN(MIN(n, TE_BATCH), TE_QUEUE_LEN - first);
+    if (!n) {
+        return false;
+    }
+    te_encode_records(te, &te->queue[first], n);
+    qatomic_store_release(&te->tail, tail + n);
+    return true;
+}
+
+/* Encode everything queued; the BQL is held. */
+static void te_encode_all(RISCVTraceEncoderState *te)
+{
+    while (te_encode_queued(te)) {
+        /* next batch */
+    }
+}
+
+/* Records of the hart (RISCVTraceConsumeFn), on its thread. */
+static void te_enqueue(RISCVTraceEncoderState *te,
+                       const RISCVTraceRecord *rec, unsigned n)
+{
+    while (n) {
+        uint32_t head = te->head;
+        uint32_t room = TE_QUEUE_LEN -
+                        (head - qatomic_load_acquire(&te->tail));
+        uint32_t k = MIN(MIN(n, room), TE_QUEUE_LEN - head % TE_QUEUE_LEN);
+
+        if (!k) {
+            /* Full: the hart stalls and encodes a batch itself. */
+            BQL_LOCK_GUARD();
+            te_encode_queued(te);
+            continue;
+        }
+        memcpy(&te->queue[head % TE_QUEUE_LEN], rec, k * sizeof(*rec));
+        qatomic_store_release(&te->head, head + k);
+        rec += k;
+        n -= k;
+        if (TE_QUEUE_LEN - room + k >= TE_WAKE) {
+            qemu_event_set(&te->work);
+        }
+    }
+}
+
+static void te_consume(void *opaque, const RISCVTraceRecord *rec, unsigned n)
+{
+    RISCVTraceEncoderState *te = opaque;
+
+    if (qatomic_read(&te->tracing)) {
+        te_enqueue(te, rec, n);
+    }
+}
+
+/* The encoding thread: batches of queued records, with the BQL. */
+static void *te_worker(void *opaque)
+{
+    RISCVTraceEncoderState *te = opaque;
+
+    while (!qatomic_read(&te->worker_exit)) {
+        qemu_event_reset(&te->work);
+        if (qatomic_load_acquire(&te->head) - qatomic_read(&te->tail) <
+            TE_WAKE) {
+            qemu_event_wait(&te->work);
+            continue;
+        }
+        /* Down to empty, in batches, so that others get the BQL */
+        do {
+            bql_lock();
+            te_encode_queued(te);
+            bql_unlock();
+        } while (qatomic_load_acquire(&te->head) != qatomic_read(&te->tail));
+    }
+    return NULL;
+}
+
+static void te_start_worker(RISCVTraceEncoderState *te)
+{
+    g_autofree char *name = NULL;
+
+    if (te->queue) {
+        return;
+    }
+    name = g_strdup_printf("rvtrace-%d", te->cpu->cpu_index);
+    te->queue = g_new(RISCVTraceRecord, TE_QUEUE_LEN);
+    qemu_event_init(&te->work, false);
+    qemu_thread_create(&te->worker, name, te_worker, te,
+                       QEMU_THREAD_JOINABLE);
 }
 
 /* Instruction lengths inside a block, for address-range filters. */
@@ -308,24 +441,23 @@ static void te_start(RISCVTraceEncoderState *te)
     etrace_encoder_free(te->enc);
     te->enc = etrace_encoder_new(&te->params, te_emit, te);
     te_options(te, &o);
-    te->tracing = true;
+    qatomic_set(&te->tracing, true);
     te->prev_const_rd = 0;
     te->context = te->control & TE_CONTEXT ? te_hart_asid(te) : 0;
     te->ctype = 0;
     te->budget = te_sink_space(te);
     etrace_encoder_start(te->enc, &o);
     te_flush(te);
+    te_start_worker(te);
     riscv_trace_attach(te->cpu, te_consume, te);
     riscv_trace_set_active(te->cpu, true);
     trace_riscv_trace_encoder_start(te->cpu->cpu_index, te->control,
                                     te->inst_features);
 }
 
-/* On the hart, after its last records were encoded. */
-static void te_stop_on_hart(void *opaque)
+/* The last queued record is in: end the trace. */
+static void te_finish(RISCVTraceEncoderState *te)
 {
-    RISCVTraceEncoderState *te = opaque;
-
     if (te->tracing) {
         te->budget = te_sink_space(te);
         etrace_encoder_stop(te->enc);
@@ -337,10 +469,29 @@ static void te_stop_on_hart(void *opaque)
                 RISCV_TRACE_SINK_GET_CLASS(sink)->flush(sink);
             }
         }
-        te->tracing = false;
+        qatomic_set(&te->tracing, false);
     }
     te->stopping = false;
     trace_riscv_trace_encoder_stop(te->cpu->cpu_index);
+}
+
+/*
+ * On the hart's thread (or while it does not run), with the BQL, after
+ * its ring reached the queue: queue the stop and encode all of it now.
+ */
+static void te_stop_on_hart(void *opaque)
+{
+    RISCVTraceEncoderState *te = opaque;
+    RISCVTraceRecord stop = { .info = TE_RECORD_STOP };
+
+    te_enqueue(te, &stop, 1);
+    te_encode_all(te);
+}
+
+/* Likewise: every record of the hart encoded (migration). */
+static void te_drain_on_hart(void *opaque)
+{
+    te_encode_all(opaque);
 }
 
 static bool te_wants_trace(RISCVTraceEncoderState *te)
@@ -448,7 +599,8 @@ static uint64_t te_read(void *opaque, hwaddr addr, unsigned size)
 
     if (addr == TE_CONTROL) {
         val = te->control;
-        if (!te->stopping) {
+        if (!te->stopping &&
+            qatomic_load_acquire(&te->head) == qatomic_read(&te->tail)) {
             val |= TR_CONTROL_EMPTY;
         }
     } else if (addr == TE_IMPL) {
@@ -536,6 +688,7 @@ static void te_realize(DeviceState *dev, Error **errp)
     te->params.arch = te->arch;
     /* Context: satp.ASID (docs/rvtrace.rst) */
     te->params.context_width_p = xlen == 32 ? 9 : 16;
+    te->addr_mask = MAKE_64BIT_MASK(0, te->params.iaddress_width_p);
     etrace_filter_init(&te->filter, &te->params, te_insn_len, te);
 
     memory_region_init_io(&te->mmio, OBJECT(dev), &te_ops, te,
@@ -547,6 +700,14 @@ static void te_unrealize(DeviceState *dev)
 {
     RISCVTraceEncoderState *te = RISCV_TRACE_ENCODER(dev);
 
+    if (te->queue) {
+        qatomic_set(&te->worker_exit, true);
+        qemu_event_set(&te->work);
+        qemu_thread_join(&te->worker);
+        qemu_event_destroy(&te->work);
+        g_free(te->queue);
+        te->queue = NULL;
+    }
     etrace_encoder_free(te->enc);
     te->enc = NULL;
 }
@@ -557,7 +718,7 @@ static int te_pre_save(void *opaque)
     RISCVTraceEncoderState *te = opaque;
 
     if (te->tracing) {
-        riscv_trace_run_on_hart(te->cpu, NULL, NULL);
+        riscv_trace_run_on_hart(te->cpu, te_drain_on_hart, te);
     }
     return 0;
 }

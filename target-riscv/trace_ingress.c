@@ -25,14 +25,13 @@ uint64_t riscv_trace_cs_base(CPURISCVState *env)
     return qatomic_read(&env->trace_on) ? RISCV_CS_BASE_TRACE : 0;
 }
 
-/* Hand the records to the encoder, under the BQL like any device code. */
+/* Hand the records to the encoder (which takes the BQL if it needs it). */
 static void trace_drain(CPURISCVState *env)
 {
     unsigned n = env->trace_pos / sizeof(RISCVTraceRecord);
 
     env->trace_pos = 0;
     if (n && env->trace_consume) {
-        BQL_LOCK_GUARD();
         env->trace_consume(env->trace_opaque, env->trace_ring, n);
     }
 }

@@ -48,7 +48,7 @@ typedef struct RISCVTraceRecord {
 #define RISCV_TRACE_JUMP_RS1_SHIFT  47  /* 5 bits, 0: none */
 
 /* Records in the ring; translated code drains it when it is full. */
-#define RISCV_TRACE_RING_LEN        64
+#define RISCV_TRACE_RING_LEN        256
 
 /* The cs_base bit of TBs translated for a traced hart. */
 #define RISCV_CS_BASE_TRACE         BIT_ULL(32)
@@ -61,7 +61,10 @@ typedef struct RISCVTraceRecord {
 #define RISCV_TRACE_START_PREV_RVC  BIT_ULL(12)  /* previous insn 2 bytes */
 #define RISCV_TRACE_START_INDEX_SHIFT 13        /* insn index in the TB */
 
-/* What an encoder receives: n records, oldest first. */
+/*
+ * What an encoder receives: n records, oldest first, on the hart's thread,
+ * with or without the BQL.
+ */
 typedef void RISCVTraceConsumeFn(void *opaque, const RISCVTraceRecord *rec,
                                  unsigned n);
 
