@@ -24,6 +24,19 @@
  *   7. imprecise context change pending   -> format 3.2
  * and after the last traced instruction, a support packet.
  *
+ * Fast paths: QEMU calls etrace_encoder_block() for every retired block,
+ * and nearly all blocks are plain (traced, no trap, notify, context or
+ * privilege change, no resync due) after a plain pending instruction.
+ * For those, every decision above but steps 3, 5 and 6 is known to be
+ * "no", which refresh_fast() and plain_block() establish with a few
+ * compares.  take_quiet_block() then handles a pending branch, inferable
+ * jump, call or predicted return without a packet, take_reporting_block()
+ * the report of an uninferable jump target, and the fast packers of
+ * etrace-packet.c the common formats 0.1, 1 and 2.  Anything else goes
+ * through the general algorithm, which stays the reference:
+ * etrace_encoder_set_fast_paths(false) uses it alone, and the tests
+ * check that the bytes are the same either way.
+ *
  * Copyright (c) 2026 The rvpa authors
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -75,55 +88,98 @@ typedef struct Trap {
     uint64_t epc;
 } Trap;
 
+/*
+ * What an instruction does to the state after its own packet (3.2.5,
+ * 4.1.1), by itype | (sijump usable) << 4, for the current options: the
+ * fast path and the general path read the same table.
+ */
+enum {
+    ACT_BRANCH = 1,         /* conditional branch: joins the branch map */
+    ACT_PUSH = 2,           /* call with implicit return on */
+    ACT_UPDISCON = 4,       /* its successor is an uninferable target */
+    ACT_RETURN = 8,         /* implicit return: updiscon unless predicted */
+    ACT_REPORT = 16,        /* pending_act only: follows an updiscon */
+};
+#define ACT_SIJUMP          16
+#define ACT_ENTRIES         32
+
+/* The part of a block that describes its instructions (not its trap). */
+#define PENDING_BYTES       offsetof(ETraceBlock, cause)
+
 struct ETraceEncoder {
-    ETraceParams p;
-    ETraceOptions o;
-    ETraceEmitFn *emit;
-    void *opaque;
+    /*
+     * The state the fast paths read or write for a block without a
+     * packet: the first 64 bytes for every block, the next 64 for the
+     * pending block, what follows them with calls, returns or branch
+     * prediction.
+     */
+    uint64_t plain_mask;    /* see plain_block() */
+    uint64_t plain_want;
+    const uint64_t *resync_units;   /* counts what sync_mode counts */
+    uint64_t resync_fast_end;       /* *resync_units: fast paths below */
+    uint64_t halfwords;     /* statistics; sync modes count them too */
+    uint64_t branches;      /* branches not yet reported */
+    uint64_t instructions;  /* (apart: two scalar adds beat a vector one) */
+    uint32_t branch_map;
+    uint8_t pending_act;    /* see pending_action() */
+    bool prev_implicit_ret;
+    bool branch_since_ret;
+    bool bpred_on;          /* o.branch_prediction */
+
+    uint8_t act[ACT_ENTRIES];
+    /*
+     * The block whose last instruction awaits its successor: a copy of
+     * the fields before cause (PENDING_BYTES), itype below 16.
+     */
+    ETraceBlock pending;
+
+    bool ras_on;            /* o.implicit_return is the return stack */
+    bool ret_since_call;
+    bool cur_mispredicted;
+    bool prev_updiscon;
+    bool prev_ret_miss;     /* return stack misprediction to report */
+    bool prev_exact;        /* a packet pinned the previous instruction */
+    uint8_t lsb;            /* p.iaddress_lsb_p */
+    uint8_t ctype_mask;     /* 3 with context_width_p, else 0 */
+    unsigned depth;         /* stack entries or call count */
+    unsigned depth_max;
+    unsigned ras_top;
+    unsigned ras_mask;      /* 2^return_stack_size_p - 1 */
+    uint64_t *ras;          /* return addresses, 2^return_stack_size_p */
+    uint8_t *bpred;         /* 2-bit counters, 2^bpred_size_p */
+    unsigned bpred_mask;    /* 2^bpred_size_p - 1 */
+    uint64_t pbc;           /* leading correctly predicted branches */
     uint64_t addr_mask;
+
+    /* the rest: the general path, and the paths that send packets */
+    uint8_t prev_priv;
+    uint64_t prev_context;
+    uint64_t *jtc;          /* jump targets, 2^cache_size_p */
+    uint8_t *jtc_valid;
+    unsigned jtc_mask;      /* 2^cache_size_p - 1 */
+    bool fast_ok;           /* the state allows the fast paths */
     bool enabled;
-
-    /* the block whose last instruction waits for its successor */
+    bool fast_allowed;      /* etrace_encoder_set_fast_paths() */
     bool have_pending;
-    Insn pending;
-
-    /* the previous instruction and the run it belongs to */
     bool in_run;            /* an instruction traced since the last end */
     bool need_sync;         /* the next traced instruction is the first */
     bool sync_next;         /* resync at the next instruction */
     bool lost_pending;      /* support(trace_lost) before the next packet */
-    bool prev_updiscon;
-    bool prev_ret_miss;     /* return stack misprediction to report */
-    bool prev_implicit_ret;
-    bool prev_exact;        /* a packet pinned the previous instruction */
-    uint8_t prev_priv;
-    uint64_t prev_context;
     bool last_report_updiscon;
     bool ambiguous_report;  /* last address: a jump target, updiscon 0 */
     bool context_pending;
     Trap trap;
-
-    /* branches not yet reported */
-    uint64_t branches;
-    uint32_t branch_map;
-    uint64_t pbc;           /* leading correctly predicted branches */
-    bool cur_mispredicted;
-
-    /* optional modes */
-    uint8_t *bpred;         /* 2-bit counters, 2^bpred_size_p */
-    uint64_t *jtc;          /* jump targets, 2^cache_size_p */
-    uint8_t *jtc_valid;
-    uint64_t *ras;          /* return addresses, 2^return_stack_size_p */
-    unsigned ras_top;
-    unsigned depth;         /* stack entries or call count */
-    unsigned depth_max;
-    bool ret_since_call;
-    bool branch_since_ret;
-
-    uint64_t resync_count;
     uint64_t resync_max;
+    uint64_t resync_start;  /* *resync_units at the last sync */
+    uint64_t te_insts;      /* te_inst packets sent (not support) */
     uint64_t last_addr;     /* reference of differential addresses */
-    ETraceStats stats;
+    ETraceStats stats;      /* packets and bytes */
+
+    ETraceParams p;
+    ETraceOptions o;
+    ETracePacker packer;
+    ETraceEmitFn *emit;
+    void *opaque;
 };
 
 /* --------------------------------------------------------- small tools */
@@ -152,34 +208,89 @@ static bool is_updiscon_itype(unsigned itype)
            itype == RISCV_ITYPE_OTHER_UNINFERABLE_JUMP;
 }
 
+/* Index of a table of mask + 1 entries (3.2.6, 3.2.7). */
 static unsigned table_index(const ETraceEncoder *e, uint64_t addr,
-                            unsigned size_log2)
+                            unsigned mask)
 {
-    return (addr >> e->p.iaddress_lsb_p) & ((1u << size_log2) - 1);
+    return (addr >> e->lsb) & mask;
 }
 
 /* 3.2.6: MSB = prediction, LSB = last outcome; two misses flip it. */
 static uint8_t bpred_next(uint8_t state, bool taken)
 {
-    bool predict = state >> 1, last = state & 1;
+    /* by state << 1 | taken */
+    static const uint8_t next[8] = { 0, 1, 0, 3, 0, 3, 2, 3 };
 
-    if (predict != taken && last == taken) {
-        predict = taken;
+    return next[(state & 3) << 1 | taken];
+}
+
+/* The action table for the current options (see ACT_BRANCH). */
+static void set_actions(ETraceEncoder *e)
+{
+    bool ir = e->o.implicit_return != ETRACE_IR_OFF;
+
+    for (unsigned i = 0; i < ACT_ENTRIES; i++) {
+        unsigned itype = i % ACT_SIJUMP;
+        bool updiscon = is_updiscon_itype(itype);
+        /* 4.1.1: a jalr whose target a constant load just set */
+        bool sijump = i >= ACT_SIJUMP && e->o.sijump && updiscon &&
+                      itype != RISCV_ITYPE_TRAP_RETURN;
+        uint8_t act = 0;
+
+        if (is_branch_itype(itype)) {
+            act |= ACT_BRANCH;
+        }
+        if (ir && is_call_itype(itype)) {
+            act |= ACT_PUSH;
+        }
+        if (updiscon && !sijump) {
+            act |= ir && itype == RISCV_ITYPE_RETURN ? ACT_RETURN :
+                   ACT_UPDISCON;
+        }
+        e->act[i] = act;
     }
-    return predict << 1 | taken;
+}
+
+/* What sync mode off counts. */
+static const uint64_t no_units;
+
+/* Packets, instructions or half-words since the last sync. */
+static uint64_t resync_count(const ETraceEncoder *e)
+{
+    return *e->resync_units - e->resync_start;
 }
 
 static bool resync_due(const ETraceEncoder *e)
 {
     return e->o.sync_mode != ETRACE_SYNC_OFF &&
-           e->resync_count >= e->resync_max;
+           resync_count(e) >= e->resync_max;
 }
 
 /* Whether a resync follows once one more te_inst has been sent. */
 static bool resync_due_after_packet(const ETraceEncoder *e)
 {
     return resync_due(e) || (e->o.sync_mode == ETRACE_SYNC_PACKETS &&
-                             e->resync_count + 1 >= e->resync_max);
+                             resync_count(e) + 1 >= e->resync_max);
+}
+
+/*
+ * The value of *resync_units below which no resync can come due within
+ * one plain block: a packet for the pending instruction must not make it
+ * due (sync mode packets); instructions and half-words are counted after
+ * the evaluations.
+ */
+static void set_resync_fast_end(ETraceEncoder *e)
+{
+    switch (e->o.sync_mode) {
+    case ETRACE_SYNC_OFF:
+        e->resync_fast_end = UINT64_MAX;
+        break;
+    case ETRACE_SYNC_PACKETS:
+        e->resync_fast_end = e->resync_start + e->resync_max - 1;
+        break;
+    default:
+        e->resync_fast_end = e->resync_start + e->resync_max;
+    }
 }
 
 /* The branch count of format 0 subformat 0 can not go further. */
@@ -208,26 +319,73 @@ static void send_support(ETraceEncoder *e, bool enable,
     emit_packet(e, &k);
 }
 
+/* The support packet a loss asked for goes before the next packet. */
+static void send_lost(ETraceEncoder *e)
+{
+    e->lost_pending = false;
+    send_support(e, e->enabled, ETRACE_QUAL_TRACE_LOST);
+}
+
+static void emit_bytes(ETraceEncoder *e, unsigned format, bool support,
+                       const uint8_t *buf, size_t n)
+{
+    e->stats.packets[format & 3]++;
+    e->stats.bytes += n;
+    if (!support) {
+        e->te_insts++;
+    }
+    e->emit(e->opaque, buf, n);
+}
+
 static void emit_packet(ETraceEncoder *e, const ETracePacket *k)
 {
     uint8_t buf[ETRACE_MAX_PACKET];
     size_t n;
 
     if (e->lost_pending) {
-        e->lost_pending = false;
-        send_support(e, e->enabled, ETRACE_QUAL_TRACE_LOST);
+        send_lost(e);
     }
     n = etrace_packet_pack(&e->p, &e->o, k, buf);
     if (!n) {
         return;     /* not for valid parameters and packets */
     }
-    e->stats.packets[k->format & 3]++;
-    e->stats.bytes += n;
-    if (e->o.sync_mode == ETRACE_SYNC_PACKETS &&
-        !(k->format == 3 && k->subformat == 3)) {
-        e->resync_count++;
+    emit_bytes(e, k->format, k->format == 3 && k->subformat == 3, buf, n);
+}
+
+/* Format 0.1 for a jump target cache hit, from the fast packer. */
+static void emit_f01(ETraceEncoder *e, unsigned index, bool irreport)
+{
+    uint8_t buf[ETRACE_MAX_PACKET];
+    size_t n;
+
+    if (e->lost_pending) {
+        send_lost(e);
     }
-    e->emit(e->opaque, buf, n);
+    n = etrace_packet_pack_f01(&e->packer, &e->o, index, e->branches,
+                               e->branch_map, irreport, e->depth, buf);
+    if (n) {
+        emit_bytes(e, 0, false, buf, n);
+    }
+}
+
+/*
+ * Format 1 or 2 (format 1 with branches 0: a full map, no address): the
+ * bytes emit_packet() would send, from the fast packer.
+ */
+static inline void emit_f12(ETraceEncoder *e, unsigned format,
+                            unsigned branches, uint64_t address, bool notify,
+                            bool updiscon, bool irreport)
+{
+    uint8_t buf[ETRACE_MAX_PACKET];
+    size_t n;
+
+    if (e->lost_pending) {
+        send_lost(e);
+    }
+    n = etrace_packet_pack_f12(&e->packer, format, branches, e->branch_map,
+                               address, notify, updiscon, irreport,
+                               e->depth, buf);
+    emit_bytes(e, format, false, buf, n);
 }
 
 static void clear_branches(ETraceEncoder *e)
@@ -250,7 +408,8 @@ static void sync_reset(ETraceEncoder *e)
     e->depth = 0;
     e->ret_since_call = false;
     e->branch_since_ret = false;
-    e->resync_count = 0;
+    e->resync_start = *e->resync_units;
+    set_resync_fast_end(e);
     e->need_sync = false;
     e->sync_next = false;
     e->context_pending = false;
@@ -342,7 +501,7 @@ static bool ir_report(const ETraceEncoder *e, Reason why, bool final)
 /* A jump target cache hit for an uninferable target; updates the cache. */
 static bool jtc_lookup(ETraceEncoder *e, uint64_t addr, unsigned *index)
 {
-    unsigned i = table_index(e, addr, e->p.cache_size_p);
+    unsigned i = table_index(e, addr, e->jtc_mask);
     bool hit = e->jtc_valid[i] && e->jtc[i] == addr;
 
     e->jtc[i] = addr;
@@ -352,28 +511,22 @@ static bool jtc_lookup(ETraceEncoder *e, uint64_t addr, unsigned *index)
 }
 
 /*
- * Report the current instruction's address with the pending branches:
+ * The packet reporting the instruction at addr with the pending branches:
  * format 0.0 once 31 or more branches were predicted, 0.1 for a cached
- * jump target, else 1 or 2 (section 8.1).
+ * jump target (index), else 1 or 2 (section 8.1).
  */
-static bool send_address(ETraceEncoder *e, const Insn *c, Reason why,
-                         bool next_f3, bool final)
+static __attribute__((noinline))
+void send_report(ETraceEncoder *e, uint64_t addr, bool notify,
+                 bool updiscon, bool irreport, bool cached, unsigned index)
 {
     ETracePacket k = { 0 };
-    bool updiscon = why == REASON_UPDISCON && next_f3;
-    bool irreport = ir_report(e, why, next_f3 || final);
-    bool cached = false;
-    unsigned index = 0;
 
-    if (why == REASON_UPDISCON && e->o.jump_target_cache) {
-        cached = jtc_lookup(e, c->addr, &index);
-    }
     if (e->pbc >= MAX_MAP_BRANCHES) {
         k.format = 0;
         k.subformat = 0;
         k.branch_count = e->pbc - MAX_MAP_BRANCHES;
         k.branch_fmt = e->cur_mispredicted ? 3 : 2;
-        k.address = reported_address(e, c->addr);
+        k.address = reported_address(e, addr);
     } else if (cached && !updiscon) {
         /* format 0.1 has no updiscon bit: only when none is needed */
         k.format = 0;
@@ -385,13 +538,41 @@ static bool send_address(ETraceEncoder *e, const Insn *c, Reason why,
         k.format = e->branches ? 1 : 2;
         k.branches = e->branches;
         k.branch_map = e->branch_map;
-        k.address = reported_address(e, c->addr);
+        k.address = reported_address(e, addr);
     }
-    etrace_packet_set_flags(&e->p, &k, why == REASON_NOTIFY, updiscon,
-                            irreport, e->depth);
+    etrace_packet_set_flags(&e->p, &k, notify, updiscon, irreport,
+                            e->depth);
     emit_packet(e, &k);
+}
+
+/*
+ * Report the instruction at addr; true if with the updiscon bit.  Inlined
+ * where it is called with constant reasons and flags, which fold away.
+ */
+static inline __attribute__((always_inline))
+bool send_address(ETraceEncoder *e, uint64_t addr, Reason why,
+                  bool next_f3, bool final)
+{
+    bool updiscon = why == REASON_UPDISCON && next_f3;
+    bool irreport = ir_report(e, why, next_f3 || final);
+    bool cached = false;
+    unsigned index = 0;
+
+    if (why == REASON_UPDISCON && e->o.jump_target_cache) {
+        cached = jtc_lookup(e, addr, &index);
+    }
+    if (e->pbc >= MAX_MAP_BRANCHES || !e->fast_allowed) {
+        send_report(e, addr, why == REASON_NOTIFY, updiscon, irreport,
+                    cached, index);
+    } else if (cached && !updiscon) {
+        emit_f01(e, index, irreport);   /* as send_report() would */
+    } else {
+        emit_f12(e, e->branches ? 1 : 2, e->branches,
+                 reported_address(e, addr), why == REASON_NOTIFY, updiscon,
+                 irreport);
+    }
     clear_branches(e);
-    e->last_addr = c->addr;
+    e->last_addr = addr;
     e->last_report_updiscon = why == REASON_UPDISCON;
     e->ambiguous_report = why == REASON_UPDISCON && !updiscon;
     return updiscon;        /* exact: the decoder will stop right there */
@@ -414,11 +595,14 @@ static void send_branches(ETraceEncoder *e)
         k.subformat = 0;
         k.branch_count = e->pbc - MAX_MAP_BRANCHES;
         k.branch_fmt = 0;
+        emit_packet(e, &k);
+    } else if (e->fast_allowed) {
+        emit_f12(e, 1, 0, 0, false, false, false);
     } else {
         k.branches = 0;             /* 0 = 31 branches, no address */
         k.branch_map = e->branch_map;
+        emit_packet(e, &k);
     }
-    emit_packet(e, &k);
     clear_branches(e);
     e->ambiguous_report = false;
 }
@@ -434,23 +618,29 @@ static void send_context(ETraceEncoder *e, const Insn *c)
 
 /* ----------------------------------------------------- the algorithm */
 
-static void add_branch(ETraceEncoder *e, const Insn *c)
+/* 3.2.6: whether the predictor got the branch at addr right; its update. */
+static inline void predict_branch(ETraceEncoder *e, bool taken,
+                                  uint64_t addr)
 {
-    bool taken = c->itype == RISCV_ITYPE_TAKEN_BRANCH;
+    unsigned i = table_index(e, addr, e->bpred_mask);
+    uint8_t state = e->bpred[i];
+    bool hit = (state >> 1) == taken;
 
+    if (hit && e->pbc == e->branches) {
+        e->pbc++;
+    }
+    e->cur_mispredicted = !hit;
+    e->bpred[i] = bpred_next(state, taken);
+}
+
+/* A branch at addr joins the pending branches. */
+static inline void add_branch(ETraceEncoder *e, bool taken, uint64_t addr)
+{
+    if (e->bpred_on) {
+        predict_branch(e, taken, addr);
+    }
     if (e->branches < MAX_MAP_BRANCHES) {
         e->branch_map |= (uint32_t)!taken << e->branches;
-    }
-    if (e->o.branch_prediction) {
-        unsigned i = table_index(e, c->addr, e->p.bpred_size_p);
-        uint8_t state = e->bpred[i];
-        bool hit = (state >> 1) == taken;
-
-        if (hit && e->pbc == e->branches) {
-            e->pbc++;
-        }
-        e->cur_mispredicted = !hit;
-        e->bpred[i] = bpred_next(state, taken);
     }
     e->branches++;
     e->branch_since_ret = true;
@@ -458,11 +648,9 @@ static void add_branch(ETraceEncoder *e, const Insn *c)
 
 static void ras_push(ETraceEncoder *e, uint64_t addr)
 {
-    if (e->o.implicit_return == ETRACE_IR_RETURN_STACK) {
-        unsigned mask = (1u << e->p.return_stack_size_p) - 1;
-
+    if (e->ras_on) {
         e->ras[e->ras_top] = addr;
-        e->ras_top = (e->ras_top + 1) & mask;
+        e->ras_top = (e->ras_top + 1) & e->ras_mask;
     }
     if (e->depth < e->depth_max) {
         e->depth++;
@@ -471,45 +659,41 @@ static void ras_push(ETraceEncoder *e, uint64_t addr)
 
 static void ras_pop(ETraceEncoder *e)
 {
-    unsigned mask = (1u << e->p.return_stack_size_p) - 1;
-
-    e->ras_top = (e->ras_top - 1) & mask;
+    e->ras_top = (e->ras_top - 1) & e->ras_mask;
     e->depth--;
 }
 
 /* A return goes where the counter or the stack predicts (3.2.5). */
-static bool return_predicted(const ETraceEncoder *e, const Next *nx)
+static bool return_predicted(const ETraceEncoder *e, bool next_traced,
+                             uint64_t next_addr)
 {
     if (e->depth == 0) {
         return false;
     }
-    if (e->o.implicit_return == ETRACE_IR_RETURN_STACK) {
-        unsigned mask = (1u << e->p.return_stack_size_p) - 1;
-
-        return nx->traced && e->ras[(e->ras_top - 1) & mask] == nx->addr;
+    if (e->ras_on) {
+        return next_traced &&
+               e->ras[(e->ras_top - 1) & e->ras_mask] == next_addr;
     }
     return true;
 }
 
-/* The decoder sees the constant load only if it precedes c's packet. */
-static bool sijump_usable(const ETraceEncoder *e, const Insn *c,
-                          bool sent_f3)
+/*
+ * c's row of the action table.  The decoder sees the constant load of a
+ * sequentially inferable jump only if it precedes c's packet: not when c
+ * itself was reported by a format 3.
+ */
+static unsigned insn_action(const ETraceEncoder *e, const Insn *c,
+                            bool sent_f3)
 {
-    return c->sijump && e->o.sijump && !sent_f3 &&
-           is_updiscon_itype(c->itype) &&
-           c->itype != RISCV_ITYPE_TRAP_RETURN;
+    return e->act[c->itype | (c->sijump && !sent_f3 ? ACT_SIJUMP : 0)];
 }
 
-/* Whether c leaves an uninferable discontinuity for its successor. */
-static bool leaves_updiscon(const ETraceEncoder *e, const Insn *c,
-                            const Next *nx, bool sent_f3)
+/* Whether an instruction with action act leaves an updiscon behind. */
+static bool leaves_updiscon(const ETraceEncoder *e, unsigned act,
+                            const Next *nx)
 {
-    if (!is_updiscon_itype(c->itype) || sijump_usable(e, c, sent_f3)) {
-        return false;
-    }
-    return c->itype != RISCV_ITYPE_RETURN ||
-           e->o.implicit_return == ETRACE_IR_OFF ||
-           !return_predicted(e, nx);
+    return (act & ACT_UPDISCON) ||
+           ((act & ACT_RETURN) && !return_predicted(e, nx->traced, nx->addr));
 }
 
 /*
@@ -528,35 +712,42 @@ static bool resync_here(const ETraceEncoder *e)
 }
 
 /*
- * After the current instruction: calls and returns (3.2.5), and whether
- * it leaves an uninferable discontinuity for the next one to report.
+ * After an instruction with action act (a call: returning to
+ * return_addr): calls and returns (3.2.5), and whether it leaves an
+ * uninferable discontinuity for the next one to report.  The general and
+ * the fast path share it.
  */
-static void update_after(ETraceEncoder *e, const Insn *c, const Next *nx,
-                         bool sent_f3)
+static inline void after_insn(ETraceEncoder *e, unsigned act,
+                              uint64_t return_addr, bool next_traced,
+                              uint64_t next_addr)
 {
-    unsigned itype = c->itype;
-    bool updiscon = leaves_updiscon(e, c, nx, sent_f3);
+    bool updiscon = act & ACT_UPDISCON;
 
     e->prev_ret_miss = false;
     e->prev_implicit_ret = false;
-    if (e->o.implicit_return != ETRACE_IR_OFF) {
-        if (is_call_itype(itype)) {
-            ras_push(e, (c->addr + c->size) & e->addr_mask);
-            e->ret_since_call = false;
-        } else if (itype == RISCV_ITYPE_RETURN &&
-                   !sijump_usable(e, c, sent_f3)) {
-            if (!updiscon) {
-                ras_pop(e);
-                e->prev_implicit_ret = true;
-                e->ret_since_call = true;
-                e->branch_since_ret = false;
-            } else if (e->depth) {
-                /* the stack predicted elsewhere: report with the depth */
-                e->prev_ret_miss = nx->traced;
-            }
+    if (act & ACT_PUSH) {
+        ras_push(e, return_addr);
+        e->ret_since_call = false;
+    } else if (act & ACT_RETURN) {
+        if (return_predicted(e, next_traced, next_addr)) {
+            ras_pop(e);
+            e->prev_implicit_ret = true;
+            e->ret_since_call = true;
+            e->branch_since_ret = false;
+        } else {
+            /* the stack predicted elsewhere: report with the depth */
+            updiscon = true;
+            e->prev_ret_miss = e->depth && next_traced;
         }
     }
     e->prev_updiscon = updiscon;
+}
+
+static void update_after(ETraceEncoder *e, const Insn *c, const Next *nx,
+                         bool sent_f3)
+{
+    after_insn(e, insn_action(e, c, sent_f3),
+               (c->addr + c->size) & e->addr_mask, nx->traced, nx->addr);
     e->prev_priv = c->priv;
     e->prev_context = c->context;
     if (c->last) {
@@ -564,7 +755,7 @@ static void update_after(ETraceEncoder *e, const Insn *c, const Next *nx,
          * Pending branches first go out with a resync_br report, or with
          * the report of the jump target when c is an uninferable jump.
          */
-        e->sync_next = resync_due(e) && (!e->branches || updiscon);
+        e->sync_next = resync_due(e) && (!e->branches || e->prev_updiscon);
     }
 }
 
@@ -578,6 +769,7 @@ static void evaluate(ETraceEncoder *e, const Insn *c, const Next *nx)
                    (nx->trap || nx->priv != c->priv ||
                     nx->ctype == CTYPE_PRECISE || nx->ctype == CTYPE_ASYNC ||
                     (c->last && resync_due_after_packet(e)));
+    bool updiscon = leaves_updiscon(e, insn_action(e, c, false), nx);
     bool next_forces, sent_f3 = false, exact = false;
 
     if (!e->in_run) {
@@ -587,7 +779,7 @@ static void evaluate(ETraceEncoder *e, const Insn *c, const Next *nx)
         e->cur_mispredicted = false;
     }
     if (is_branch_itype(c->itype)) {
-        add_branch(e, c);
+        add_branch(e, c->itype == RISCV_ITYPE_TAKEN_BRANCH, c->addr);
     }
     if (c->ctype == CTYPE_IMPRECISE) {
         e->context_pending = true;
@@ -605,7 +797,7 @@ static void evaluate(ETraceEncoder *e, const Insn *c, const Next *nx)
     next_forces = next_forces ||
                   (e->ambiguous_report && nx->traced &&
                    (nx->priv != c->priv || nx->ctype == CTYPE_PRECISE ||
-                    (due && !leaves_updiscon(e, c, nx, false))));
+                    (due && !updiscon)));
 
     if (e->trap.pending) {
         send_trap(e, c);
@@ -616,13 +808,13 @@ static void evaluate(ETraceEncoder *e, const Insn *c, const Next *nx)
         send_sync(e, c);
         sent_f3 = true;
     } else if (e->prev_updiscon) {
-        exact = send_address(e, c, REASON_UPDISCON,
+        exact = send_address(e, c->addr, REASON_UPDISCON,
                              next_f3 || e->sync_next, !nx->traced);
     } else if (c->notify) {
-        send_address(e, c, REASON_NOTIFY, next_f3, !nx->traced);
-    } else if ((due && e->branches && !leaves_updiscon(e, c, nx, false)) ||
+        send_address(e, c->addr, REASON_NOTIFY, next_f3, !nx->traced);
+    } else if ((due && e->branches && !updiscon) ||
                next_forces || branch_count_full(e)) {
-        send_address(e, c, REASON_INFERRED, next_f3, !nx->traced);
+        send_address(e, c->addr, REASON_INFERRED, next_f3, !nx->traced);
     } else if (branches_to_report(e)) {
         send_branches(e);
     } else if (e->context_pending) {
@@ -632,12 +824,51 @@ static void evaluate(ETraceEncoder *e, const Insn *c, const Next *nx)
     e->prev_exact = sent_f3 || exact;
 }
 
+/* The address of the pending block's last instruction. */
+static inline uint64_t pending_addr(const ETraceEncoder *e)
+{
+    const ETraceBlock *b = &e->pending;
+    unsigned size = b->ilastsize ? 4 : 2;
+    uint64_t bytes = (uint64_t)b->iretire * 2;
+
+    return ((b->iaddr & e->addr_mask) + (bytes > size ? bytes - size : 0)) &
+           e->addr_mask;
+}
+
+/* The address after the pending block's last instruction. */
+static inline uint64_t pending_end(const ETraceEncoder *e)
+{
+    const ETraceBlock *b = &e->pending;
+
+    return (pending_addr(e) + (b->ilastsize ? 4 : 2)) & e->addr_mask;
+}
+
+/* The last instruction of the pending block. */
+static Insn pending_insn(const ETraceEncoder *e)
+{
+    const ETraceBlock *b = &e->pending;
+    unsigned size = b->ilastsize ? 4 : 2;
+    bool single = (uint64_t)b->iretire * 2 <= size;
+    Insn c = {
+        .addr = pending_addr(e),
+        .context = b->context, .size = size, .itype = b->itype,
+        .priv = b->priv, .sijump = b->sijump, .notify = b->notify,
+        .last = true,
+        /* a context change applies to the block's first instruction */
+        .ctype = single ? b->ctype & e->ctype_mask : 0,
+    };
+
+    return c;
+}
+
 /* Evaluate the pending block's last instruction, now that nx is known. */
 static void finish_pending(ETraceEncoder *e, const Next *nx)
 {
     if (e->have_pending) {
+        Insn c = pending_insn(e);
+
         e->have_pending = false;
-        evaluate(e, &e->pending, nx);
+        evaluate(e, &c, nx);
     }
 }
 
@@ -684,17 +915,20 @@ static void take_trap(ETraceEncoder *e, const ETraceBlock *b)
     }
 }
 
-static void count_units(ETraceEncoder *e, const ETraceBlock *b)
+static inline void count_units(ETraceEncoder *e, const ETraceBlock *b)
 {
-    uint32_t insns = b->ninsns ? b->ninsns : 1;
+    /* also the resync count of sync modes cycles and half-words */
+    e->halfwords += b->iretire;
+    e->instructions += b->ninsns ? b->ninsns : 1;
+}
 
-    e->stats.halfwords += b->iretire;
-    e->stats.instructions += insns;
-    if (e->o.sync_mode == ETRACE_SYNC_CYCLES) {
-        e->resync_count += insns;
-    } else if (e->o.sync_mode == ETRACE_SYNC_HALFWORDS) {
-        e->resync_count += b->iretire;
-    }
+/*
+ * itypes above 15 do not exist; every test of the algorithm treats them
+ * as 0, and a stored itype indexes the action table.
+ */
+static uint8_t stored_itype(uint8_t itype)
+{
+    return itype < ACT_SIJUMP ? itype : RISCV_ITYPE_NONE;
 }
 
 /* The retired instructions of a qualified or unqualified block. */
@@ -721,81 +955,263 @@ static void take_insns(ETraceEncoder *e, const ETraceBlock *b)
         return;
     }
     finish_pending(e, &nx);
-    e->pending = first;
-    e->pending.last = true;
-    e->pending.itype = b->itype;
-    e->pending.sijump = b->sijump;
-    e->pending.notify = b->notify;
     if (!single) {
-        static const Insn plain;
         Next inside = { .traced = true, .priv = b->priv };
 
         evaluate(e, &first, &inside);
-        e->pending = plain;
-        e->pending.addr = (nx.addr + bytes - size) & e->addr_mask;
-        e->pending.context = b->context;
-        e->pending.priv = b->priv;
-        e->pending.size = size;
-        e->pending.itype = b->itype;
-        e->pending.sijump = b->sijump;
-        e->pending.notify = b->notify;
-        e->pending.last = true;
     }
+    memcpy(&e->pending, b, PENDING_BYTES);
+    e->pending.itype = stored_itype(b->itype);
     /* after a sync of the first instruction, which restarts the count */
     count_units(e, b);
     e->have_pending = true;
 }
 
 /*
- * The common case, in a few dozen instructions: the pending instruction
- * is a branch or an inferable jump with room in the branch map, and
- * neither it nor the new block's first instruction can make a packet
- * (no trap, sync, context, notify, resync, privilege change or pending
- * discontinuity).  Returns false to take the general path.
+ * The action of the pending block's last instruction, with ACT_REPORT
+ * when it follows an uninferable discontinuity (prev_updiscon): kept in
+ * pending_act by store_block() and refresh_fast().
  */
-static bool take_quiet_block(ETraceEncoder *e, const ETraceBlock *b)
+static unsigned pending_action(const ETraceEncoder *e)
 {
-    const Insn *c = &e->pending;
-    unsigned itype = c->itype, size = b->ilastsize ? 4 : 2;
-    uint64_t bytes = (uint64_t)b->iretire * 2;
-    bool branch = is_branch_itype(itype);
+    return e->act[e->pending.itype | (e->pending.sijump ? ACT_SIJUMP : 0)] |
+           (e->prev_updiscon ? ACT_REPORT : 0);
+}
 
-    if (!e->have_pending || !b->qualified || b->iretire == 0 ||
-        b->itype == RISCV_ITYPE_EXCEPTION ||
-        b->itype == RISCV_ITYPE_INTERRUPT ||
-        b->priv != c->priv || c->priv != e->prev_priv ||
-        (b->ctype && e->p.context_width_p) || c->ctype || c->notify ||
-        e->trap.pending || e->need_sync || e->sync_next || e->lost_pending ||
-        e->prev_updiscon || e->prev_ret_miss || e->prev_implicit_ret ||
-        e->context_pending || resync_due(e)) {
-        return false;
+/*
+ * The one-byte fields of a block, ilastsize to ctype, read as one word:
+ * plain_block() compares them with one masked compare.
+ */
+#define BLOCK_BYTES         offsetof(ETraceBlock, ilastsize)
+_Static_assert(offsetof(ETraceBlock, ctype) < BLOCK_BYTES + 8 &&
+               offsetof(ETraceBlock, itype) >= BLOCK_BYTES,
+               "the one-byte fields of ETraceBlock moved");
+
+static uint64_t block_bytes(const ETraceBlock *b)
+{
+    uint64_t w;
+
+    memcpy(&w, (const uint8_t *)b + BLOCK_BYTES, sizeof(w));
+    return w;
+}
+
+/*
+ * The fast paths may run when nothing but the pending instruction's own
+ * type and the branch map can make a packet: tracing in a run with a
+ * block pending, no trap, sync, loss, context report or notify pending,
+ * and the privilege unchanged since the previous instruction.  The fast
+ * paths keep all of this true; the general path recomputes it, and the
+ * fields plain_block() compares: a plain block is qualified, has no
+ * notify and no context change (ctype, with contexts), a real itype
+ * (below 16) and the pending block's privilege.
+ */
+static void refresh_fast(ETraceEncoder *e)
+{
+    Insn c = pending_insn(e);
+    uint8_t mask[8] = { 0 }, want[8] = { 0 };
+
+    e->fast_ok = e->fast_allowed && e->enabled && e->have_pending &&
+                 e->in_run && !e->trap.pending && !e->need_sync &&
+                 !e->sync_next && !e->lost_pending && !e->context_pending &&
+                 !c.notify && !c.ctype && c.priv == e->prev_priv;
+    mask[offsetof(ETraceBlock, itype) - BLOCK_BYTES] = 0xf0;
+    mask[offsetof(ETraceBlock, priv) - BLOCK_BYTES] = 0xff;
+    want[offsetof(ETraceBlock, priv) - BLOCK_BYTES] = c.priv;
+    mask[offsetof(ETraceBlock, notify) - BLOCK_BYTES] = 0xff;
+    mask[offsetof(ETraceBlock, qualified) - BLOCK_BYTES] = 0xff;
+    want[offsetof(ETraceBlock, qualified) - BLOCK_BYTES] = true;
+    mask[offsetof(ETraceBlock, ctype) - BLOCK_BYTES] = e->ctype_mask;
+    e->pending_act = pending_action(e);
+    if (!e->fast_ok) {
+        /* a bit outside the mask: no block matches */
+        want[offsetof(ETraceBlock, ilastsize) - BLOCK_BYTES] = 1;
     }
-    if (branch) {
-        if (e->o.branch_prediction || e->branches + 1 >= MAX_MAP_BRANCHES) {
-            return false;
+    memcpy(&e->plain_mask, mask, sizeof(mask));
+    memcpy(&e->plain_want, want, sizeof(want));
+}
+
+/*
+ * A plain block, when refresh_fast() allowed the fast paths: traced,
+ * retiring instructions, no trap, notify or context change, at the
+ * privilege of the pending instruction, and no resync due.
+ */
+static bool plain_block(const ETraceEncoder *e, const ETraceBlock *b)
+{
+    return (block_bytes(b) & e->plain_mask) == e->plain_want &&
+           b->iretire && b->itype != RISCV_ITYPE_EXCEPTION &&
+           b->itype != RISCV_ITYPE_INTERRUPT &&
+           *e->resync_units < e->resync_fast_end;
+}
+
+/*
+ * b becomes the pending block, once its predecessor was evaluated and
+ * left prev_updiscon as after_updiscon says.
+ */
+static inline void store_block(ETraceEncoder *e, const ETraceBlock *b,
+                               bool after_updiscon)
+{
+    memcpy(&e->pending, b, PENDING_BYTES);
+    e->pending_act = e->act[b->itype | (b->sijump ? ACT_SIJUMP : 0)] |
+                     (after_updiscon ? ACT_REPORT : 0);
+    count_units(e, b);
+}
+
+/*
+ * A plain block after an instruction c that follows or leaves an
+ * uninferable discontinuity: figure 8.1 for c and, when the block has
+ * more than one instruction, the first instruction of b, with the
+ * decisions that refresh_fast() and plain_block() rule out left away.
+ * What remains of evaluate() for c (nx traced, no trap, same privilege,
+ * no context change; c not notify; no resync due or made due by c's
+ * packet, so next_f3, next_forces, due and sync_next are all false):
+ *   - add c's branch;
+ *   - step 3: report c if it follows an uninferable discontinuity;
+ *   - steps 5 and 6 (full branch count or map) only after a branch that
+ *     is not reported: not here, since c is a branch only when it
+ *     follows a discontinuity (take_quiet_block() has them);
+ *   - after c: calls, returns and updiscon (after_insn()).
+ * For b's first instruction (itype 0, no branch) only step 3 remains.
+ */
+static __attribute__((noinline))
+void take_reporting_block(ETraceEncoder *e, const ETraceBlock *b,
+                          unsigned act)
+{
+    const ETraceBlock *c = &e->pending;
+    uint64_t next = b->iaddr & e->addr_mask;
+
+    e->cur_mispredicted = false;
+    if (act & ACT_BRANCH) {
+        add_branch(e, c->itype == RISCV_ITYPE_TAKEN_BRANCH, pending_addr(e));
+    }
+    if (e->prev_updiscon) {
+        send_address(e, pending_addr(e), REASON_UPDISCON, false, false);
+    }
+    after_insn(e, act, pending_end(e), true, next);
+    e->prev_context = c->context;
+    if ((uint64_t)b->iretire * 2 > (b->ilastsize ? 4u : 2u)) {
+        /* b's first instruction */
+        e->cur_mispredicted = false;
+        if (e->prev_updiscon) {
+            send_address(e, next, REASON_UPDISCON, false, false);
         }
-        e->branch_map |= (uint32_t)(itype == RISCV_ITYPE_NOT_TAKEN_BRANCH) <<
-                         e->branches;
+        e->prev_updiscon = false;
+        e->prev_ret_miss = false;
+        e->prev_implicit_ret = false;
+        e->prev_context = b->context;
+    }
+    e->prev_exact = false;
+    store_block(e, b, e->prev_updiscon);
+}
+
+/*
+ * Steps 5 and 6 of figure 8.1 after a quiet branch (see
+ * take_reporting_block()), then the rest of take_quiet_block().
+ */
+static __attribute__((noinline))
+void send_map(ETraceEncoder *e, const ETraceBlock *b)
+{
+    if (branch_count_full(e)) {
+        send_address(e, pending_addr(e), REASON_INFERRED, false, false);
+    } else {
+        send_branches(e);
+    }
+    e->prev_implicit_ret = false;
+    store_block(e, b, false);
+}
+
+/*
+ * The fast path, for a plain block after an instruction c that neither
+ * follows nor leaves an uninferable discontinuity.  Of figure 8.1 only
+ * c's branch (steps 5 and 6, see take_reporting_block()) and its call or
+ * predicted return remain; b's first instruction can make no packet and
+ * only clears prev_implicit_ret.  State that only the general path reads
+ * after setting it itself is not kept here: prev_exact (read with
+ * sync_next, which the evaluation that sets it pairs with it) and
+ * prev_context (read for a trap after finish_pending() set it);
+ * cur_mispredicted, which every evaluation sets before use, matters
+ * only with 31 or more predicted branches, hence with prediction on.
+ * prev_ret_miss is false without prev_updiscon, and the privilege stays
+ * the same.  Every call out of here is the last thing it does, so the
+ * common paths need no stack frame.
+ */
+static void take_quiet_block(ETraceEncoder *e, const ETraceBlock *b,
+                             unsigned act)
+{
+    const ETraceBlock *c = &e->pending;
+    bool implicit_ret = false;
+
+    if (act & ACT_BRANCH) {
+        bool taken = c->itype == RISCV_ITYPE_TAKEN_BRANCH;
+
+        /* add_branch(), the address only computed for the predictor */
+        if (e->bpred_on) {
+            predict_branch(e, taken, pending_addr(e));
+        }
+        if (e->branches < MAX_MAP_BRANCHES) {
+            e->branch_map |= (uint32_t)!taken << e->branches;
+        }
         e->branches++;
         e->branch_since_ret = true;
-    } else if (itype != RISCV_ITYPE_NONE &&
-               itype != RISCV_ITYPE_INFERABLE_TAIL_CALL &&
-               itype != RISCV_ITYPE_OTHER_INFERABLE_JUMP &&
-               (itype != RISCV_ITYPE_INFERABLE_CALL ||
-                e->o.implicit_return != ETRACE_IR_OFF)) {
-        return false;
+        /* both need 31 branches or more */
+        if (e->branches >= MAX_MAP_BRANCHES &&
+            (branch_count_full(e) || branches_to_report(e))) {
+            send_map(e, b);
+            return;
+        }
+    } else if (act & ACT_PUSH) {
+        ras_push(e, pending_end(e));
+        e->ret_since_call = false;
+    } else if (act & ACT_RETURN) {
+        if (!return_predicted(e, true, b->iaddr & e->addr_mask)) {
+            take_reporting_block(e, b, act);    /* an updiscon after all */
+            return;
+        }
+        ras_pop(e);
+        e->ret_since_call = true;
+        e->branch_since_ret = false;
+        /* unless b's first instruction comes after the return */
+        implicit_ret = (uint64_t)b->iretire * 2 <= (b->ilastsize ? 4u : 2u);
     }
-    /* c, then the new block's first instruction if not its last */
-    e->prev_context = bytes > size ? b->context : c->context;
-    e->pending.addr = (b->iaddr + (bytes > size ? bytes - size : 0)) &
-                      e->addr_mask;
-    e->pending.context = b->context;
-    e->pending.size = size;
-    e->pending.itype = b->itype;
-    e->pending.sijump = b->sijump;
-    e->pending.notify = b->notify;
-    count_units(e, b);
-    return true;
+    e->prev_implicit_ret = implicit_ret;
+    store_block(e, b, false);
+}
+
+static void take_insns_or_trap(ETraceEncoder *e, const ETraceBlock *b)
+{
+    if (b->itype == RISCV_ITYPE_EXCEPTION ||
+        b->itype == RISCV_ITYPE_INTERRUPT) {
+        if (b->iretire) {
+            ETraceBlock insns = *b;
+
+            insns.itype = RISCV_ITYPE_NONE;
+            insns.sijump = false;
+            take_insns(e, &insns);
+            if (!b->qualified) {
+                return;     /* the trap belongs to untraced code */
+            }
+        }
+        take_trap(e, b);
+        return;
+    }
+    if (b->iretire) {
+        take_insns(e, b);
+    }
+}
+
+/* The general path of a block, out of the fast path's way. */
+static __attribute__((noinline))
+void take_block(ETraceEncoder *e, const ETraceBlock *b)
+{
+    if (!e->enabled) {
+        return;
+    }
+    if (!b->qualified && b->iretire && !e->in_run && !e->have_pending) {
+        /* filtered out between runs: take_insns() only drops a trap */
+        e->trap.pending = false;
+        return;
+    }
+    take_insns_or_trap(e, b);
+    refresh_fast(e);
 }
 
 /* ---------------------------------------------------------------- API */
@@ -817,6 +1233,14 @@ ETraceEncoder *etrace_encoder_new(const ETraceParams *p,
     e->opaque = opaque;
     e->addr_mask = p->iaddress_width_p == 64 ? UINT64_MAX :
                    (UINT64_C(1) << p->iaddress_width_p) - 1;
+    e->ctype_mask = p->context_width_p ? 3 : 0;
+    e->lsb = p->iaddress_lsb_p;
+    e->ras_mask = (1u << p->return_stack_size_p) - 1;
+    e->bpred_mask = (1u << p->bpred_size_p) - 1;
+    e->jtc_mask = (1u << p->cache_size_p) - 1;
+    e->fast_allowed = true;
+    e->resync_units = &no_units;
+    etrace_packer_init(&e->packer, p);
     if (p->bpred_size_p) {
         e->bpred = malloc(1u << p->bpred_size_p);
     }
@@ -833,6 +1257,7 @@ ETraceEncoder *etrace_encoder_new(const ETraceParams *p,
         etrace_encoder_free(e);
         return NULL;
     }
+    refresh_fast(e);        /* off until started */
     return e;
 }
 
@@ -870,6 +1295,14 @@ void etrace_encoder_start(ETraceEncoder *e, const ETraceOptions *o)
     e->depth_max = e->o.implicit_return == ETRACE_IR_RETURN_STACK ?
                    1u << e->p.return_stack_size_p :
                    (1u << e->p.call_counter_size_p) - 1;
+    set_actions(e);
+    e->bpred_on = e->o.branch_prediction;
+    e->ras_on = e->o.implicit_return == ETRACE_IR_RETURN_STACK;
+    e->resync_units = e->o.sync_mode == ETRACE_SYNC_PACKETS ? &e->te_insts :
+                      e->o.sync_mode == ETRACE_SYNC_CYCLES ?
+                      &e->instructions :
+                      e->o.sync_mode == ETRACE_SYNC_HALFWORDS ?
+                      &e->halfwords : &no_units;
     e->enabled = true;
     e->in_run = false;
     e->have_pending = false;
@@ -878,31 +1311,24 @@ void etrace_encoder_start(ETraceEncoder *e, const ETraceOptions *o)
     sync_reset(e);
     e->need_sync = true;
     send_support(e, true, qual);
+    refresh_fast(e);
 }
 
+/* The fast paths first (see the top of the file), else the general one. */
 void etrace_encoder_block(ETraceEncoder *e, const ETraceBlock *b)
 {
-    if (!e->enabled || take_quiet_block(e, b)) {
-        return;
-    }
-    if (b->itype == RISCV_ITYPE_EXCEPTION ||
-        b->itype == RISCV_ITYPE_INTERRUPT) {
-        if (b->iretire) {
-            ETraceBlock insns = *b;
+    unsigned act;
 
-            insns.itype = RISCV_ITYPE_NONE;
-            insns.sijump = false;
-            take_insns(e, &insns);
-            if (!b->qualified) {
-                return;     /* the trap belongs to untraced code */
-            }
-        }
-        take_trap(e, b);
+    if (!plain_block(e, b)) {
+        take_block(e, b);
         return;
     }
-    if (b->iretire) {
-        take_insns(e, b);
+    act = e->pending_act;
+    if (act & (ACT_REPORT | ACT_UPDISCON)) {
+        take_reporting_block(e, b, act);
+        return;
     }
+    take_quiet_block(e, b, act);
 }
 
 void etrace_encoder_stop(ETraceEncoder *e)
@@ -910,6 +1336,7 @@ void etrace_encoder_stop(ETraceEncoder *e)
     if (e->enabled) {
         end_run(e, false);
         e->enabled = false;
+        refresh_fast(e);
     }
 }
 
@@ -924,9 +1351,18 @@ void etrace_encoder_lost(ETraceEncoder *e)
     e->need_sync = true;
     e->lost_pending = true;
     clear_branches(e);
+    refresh_fast(e);
+}
+
+void etrace_encoder_set_fast_paths(ETraceEncoder *e, bool on)
+{
+    e->fast_allowed = on;
+    refresh_fast(e);
 }
 
 void etrace_encoder_stats(const ETraceEncoder *e, ETraceStats *s)
 {
     *s = e->stats;
+    s->halfwords = e->halfwords;
+    s->instructions = e->instructions;
 }

@@ -495,6 +495,295 @@ size_t etrace_packet_pack(const ETraceParams *p, const ETraceOptions *o,
     return hdr + bytes;
 }
 
+/* ------------------------------------------------------ fast packer */
+
+/*
+ * Longest format 1 with an address: format, branches, a 31-bit map, the
+ * address, notify, updiscon, irreport and irdepth.  Format 0.1 is shorter
+ * (at most 87 bits).
+ */
+static unsigned max_f12_bits(const ETraceParams *p)
+{
+    return 2 + 5 + 31 + address_bits(p) + 3 + etrace_irdepth_width(p);
+}
+
+bool etrace_packer_init(ETracePacker *pk, const ETraceParams *p)
+{
+    memset(pk, 0, sizeof(*pk));
+    if (!etrace_params_check(p, NULL)) {
+        return false;
+    }
+    pk->p = *p;
+    pk->addr_mask = width_mask(p->iaddress_width_p);
+    pk->addr_bits = address_bits(p);
+    pk->irdepth_width = etrace_irdepth_width(p);
+    pk->header = 1 + src_bytes(p);
+    pk->field_shift = 64 - p->iaddress_width_p;
+    pk->field_sext = 64 - p->iaddress_width_p + p->iaddress_lsb_p;
+    /* the payload and the bit above it fit two words */
+    pk->fast = max_f12_bits(p) < 128;
+    return true;
+}
+
+/* The generic path of etrace_packet_pack_f12(). */
+static __attribute__((noinline))
+size_t pack_f12_generic(const ETracePacker *pk, unsigned format,
+                        unsigned branches, uint32_t branch_map,
+                        uint64_t address, bool notify, bool updiscon,
+                        bool irreport, uint32_t irdepth,
+                        uint8_t buf[ETRACE_MAX_PACKET])
+{
+    ETracePacket k = {
+        .format = format, .branches = branches, .branch_map = branch_map,
+        .address = address,
+    };
+
+    etrace_packet_set_flags(&pk->p, &k, notify, updiscon, irreport,
+                            irdepth);
+    return etrace_packet_pack(&pk->p, NULL, &k, buf);
+}
+
+/* Format 1's branch_map width by branches, 0 meaning 31 (table 6.6). */
+static const uint8_t f1_map_width[32] = {
+    31, 1, 3, 3, 7, 7, 7, 7, 15, 15, 15, 15, 15, 15, 15, 15,
+    31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31,
+};
+
+/* A constant for the compiler: true on little-endian hosts. */
+static inline bool host_is_little_endian(void)
+{
+    const uint16_t one = 1;
+    uint8_t first;
+
+    memcpy(&first, &one, 1);
+    return first == 1;
+}
+
+/* v, least significant byte first, in one store. */
+static inline void store_le64(uint8_t *dst, uint64_t v)
+{
+    if (!host_is_little_endian()) {
+        v = __builtin_bswap64(v);
+    }
+    memcpy(dst, &v, sizeof(v));
+}
+
+/* Position of the highest set bit of x != 0. */
+static unsigned top_bit(uint64_t x)
+{
+    return 63 - __builtin_clzll(x);
+}
+
+/*
+ * Encapsulate a payload that compresses to bits bits and whose sign
+ * extension is lo, then hi.  Of the 16 payload bytes written to buf, the
+ * ones past the packet's end are not part of it.
+ */
+static inline size_t put_payload(const ETracePacker *pk, unsigned bits,
+                                 uint64_t lo, uint64_t hi,
+                                 uint8_t buf[ETRACE_MAX_PACKET])
+{
+    unsigned bytes = (bits + 7) / 8, header = pk->header;
+    unsigned src_id = pk->p.src_id;
+
+    buf[0] = bytes;                 /* flow 0, no timestamp */
+    if (header > 1) {
+        buf[1] = src_id;
+        buf[2] = src_id >> 8;       /* the payload follows if unused */
+    }
+    store_le64(buf + header, lo);
+    store_le64(buf + header + 8, hi);
+    return header + bytes;
+}
+
+/* A payload of fewer than 128 bits being built, LSB first. */
+typedef struct Payload {
+    uint64_t lo, hi;
+    unsigned n;             /* bits so far */
+} Payload;
+
+/* Append the low width (<= 64) bits of v. */
+static void payload_put(Payload *pl, uint64_t v, unsigned width)
+{
+    v &= width_mask(width);
+    if (pl->n >= 64) {
+        pl->hi |= v << (pl->n - 64);
+    } else if (pl->n) {
+        pl->lo |= v << pl->n;
+        pl->hi |= v >> (64 - pl->n);
+    } else {
+        pl->lo = v;
+    }
+    pl->n += width;
+}
+
+/*
+ * Any payload, compressed as compressed_bits() and fill_from() do: the
+ * copies of the sign at the top are dropped.
+ */
+static size_t put_any_payload(const ETracePacker *pk, const Payload *pl,
+                              uint8_t buf[ETRACE_MAX_PACKET])
+{
+    unsigned n = pl->n;
+    uint64_t lo = pl->lo, hi = pl->hi, sign;
+    unsigned bits;
+
+    sign = -((n > 64 ? hi >> (n - 65) : lo >> (n - 1)) & 1);
+    if (n >= 64) {
+        hi |= sign << (n - 64);     /* the sign extension */
+    } else {
+        lo |= sign << n;
+        hi = sign;
+    }
+    if (hi ^ sign) {
+        bits = 64 + top_bit(hi ^ sign) + 2;
+    } else if (lo ^ sign) {
+        bits = top_bit(lo ^ sign) + 2;
+    } else {
+        bits = 1;
+    }
+    return put_payload(pk, bits, lo, hi, buf);
+}
+
+/* Formats 1 and 2 with notify, updiscon or irreport. */
+static __attribute__((noinline))
+size_t pack_f12_flags(const ETracePacker *pk, unsigned format,
+                      unsigned branches, uint32_t branch_map,
+                      uint64_t address, bool notify, bool updiscon,
+                      bool irreport, uint32_t irdepth,
+                      uint8_t buf[ETRACE_MAX_PACKET])
+{
+    /* the flags are sent relative to the bit before them (6.6) */
+    unsigned msb = (address >> (pk->p.iaddress_width_p - 1)) & 1;
+    unsigned notify_bit = notify ^ msb;
+    unsigned updiscon_bit = updiscon ^ notify_bit;
+    unsigned irreport_bit = irreport ^ updiscon_bit;
+    uint64_t depth_mask = width_mask(pk->irdepth_width);
+    Payload pl = { 0 };
+
+    payload_put(&pl, format, 2);
+    if (format == 1) {
+        payload_put(&pl, branches, 5);
+        payload_put(&pl, branch_map, f1_map_width[branches]);
+    }
+    payload_put(&pl, (address & pk->addr_mask) >> pk->p.iaddress_lsb_p,
+                pk->addr_bits);
+    payload_put(&pl, notify_bit | updiscon_bit << 1 | irreport_bit << 2, 3);
+    payload_put(&pl, irreport ? irdepth : updiscon_bit ? depth_mask : 0,
+                pk->irdepth_width);
+    return put_any_payload(pk, &pl, buf);
+}
+
+size_t etrace_packet_pack_f12(const ETracePacker *pk, unsigned format,
+                              unsigned branches, uint32_t branch_map,
+                              uint64_t address, bool notify, bool updiscon,
+                              bool irreport, uint32_t irdepth,
+                              uint8_t buf[ETRACE_MAX_PACKET])
+{
+    uint64_t head, sign, above, below;
+    int64_t field;
+    unsigned h, top;
+
+    if (!pk->fast || (format != 1 && format != 2) || branches > 31) {
+        return pack_f12_generic(pk, format, branches, branch_map, address,
+                                notify, updiscon, irreport, irdepth, buf);
+    }
+    if (format == 1 && !branches) {
+        /* 31 branches, no address: 38 bits, the format differs from sign */
+        head = 1 | (uint64_t)(branch_map & 0x7fffffff) << 7;
+        sign = -((head >> 37) & 1);
+        return put_payload(pk, top_bit((head ^ sign) & width_mask(38)) + 2,
+                           head | sign << 38, sign, buf);
+    }
+    if (notify || updiscon || irreport) {
+        return pack_f12_flags(pk, format, branches, branch_map, address,
+                              notify, updiscon, irreport, irdepth, buf);
+    }
+    /*
+     * The common address report: with notify, updiscon and irreport all
+     * false, each flag is sent as a copy of the bit before it (6.6) and
+     * irdepth as copies of the last flag.  So everything after the
+     * address is the sign extension of its top bit, which compression
+     * drops: the payload is the head (format, branches and map: h bits,
+     * 2 <= h <= 38) and the address field, sign-extended.
+     */
+    if (format == 2) {
+        head = 2;
+        h = 2;
+    } else {
+        h = f1_map_width[branches];
+        head = 1 | branches << 2 |
+               (uint64_t)(branch_map & width_mask(h)) << 7;
+        h += 7;
+    }
+    field = (int64_t)(address << pk->field_shift) >> pk->field_sext;
+    sign = field >> 63;             /* 0 or all ones */
+    above = field ^ sign;           /* the field's bits that differ */
+    below = head ^ sign;            /* never 0 in the format bits */
+    top = above ? h + top_bit(above) : top_bit(below & width_mask(h));
+    return put_payload(pk, top + 2, head | (uint64_t)field << h,
+                       field >> (64 - h), buf);
+}
+
+/* The generic path of etrace_packet_pack_f01(). */
+static __attribute__((noinline))
+size_t pack_f01_generic(const ETracePacker *pk, const ETraceOptions *o,
+                        unsigned index, unsigned branches,
+                        uint32_t branch_map, bool irreport, uint32_t irdepth,
+                        uint8_t buf[ETRACE_MAX_PACKET])
+{
+    ETracePacket k = {
+        .format = 0, .subformat = 1, .index = index, .branches = branches,
+        .branch_map = branch_map,
+    };
+
+    etrace_packet_set_flags(&pk->p, &k, false, false, irreport, irdepth);
+    return etrace_packet_pack(&pk->p, o, &k, buf);
+}
+
+size_t etrace_packet_pack_f01(const ETracePacker *pk, const ETraceOptions *o,
+                              unsigned index, unsigned branches,
+                              uint32_t branch_map, bool irreport,
+                              uint32_t irdepth,
+                              uint8_t buf[ETRACE_MAX_PACKET])
+{
+    /* format 0.1's map width: 0 for no branches (table 6.10) */
+    static const uint8_t map_width[32] = {
+        0, 1, 3, 3, 7, 7, 7, 7, 15, 15, 15, 15, 15, 15, 15, 15,
+        31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31,
+    };
+    unsigned index_bits = pk->p.cache_size_p, map_bits;
+    uint64_t head, sign;
+    Payload pl = { 0 };
+
+    if (!pk->fast || pk->p.f0s_width_p != 1 || branches > 31) {
+        return pack_f01_generic(pk, o, index, branches, branch_map,
+                                irreport, irdepth, buf);
+    }
+    /* format 0, subformat 1, index, branches, map: at most 55 bits */
+    map_bits = map_width[branches];
+    head = (uint64_t)1 << 2 |
+           (uint64_t)(index & width_mask(index_bits)) << 3 |
+           (uint64_t)branches << (3 + index_bits) |
+           (uint64_t)(branch_map & width_mask(map_bits)) << (8 + index_bits);
+    pl.n = 8 + index_bits + map_bits;
+    /*
+     * irreport is sent relative to the bit before it (6.6): without a
+     * report, irreport and irdepth are copies of that bit, the sign
+     * extension of the head.
+     */
+    sign = -((head >> (pl.n - 1)) & 1);
+    if (!irreport) {
+        /* never 0: format 00 and subformat 1 differ from any sign */
+        return put_payload(pk, top_bit((head ^ sign) & width_mask(pl.n)) + 2,
+                           head | sign << pl.n, sign, buf);
+    }
+    pl.lo = head;
+    payload_put(&pl, sign == 0, 1);
+    payload_put(&pl, irdepth, pk->irdepth_width);
+    return put_any_payload(pk, &pl, buf);
+}
+
 /* Decode a payload of plen bytes; bits past the end are sign copies. */
 static const char *unpack_payload(const ETraceParams *p,
                                   const ETraceOptions *o,

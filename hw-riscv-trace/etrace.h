@@ -224,6 +224,46 @@ int etrace_packet_unpack(const ETraceParams *p, const ETraceOptions *o,
                          const char **err);
 
 /*
+ * Formats 1 and 2 at encoder speed: etrace_packer_init() derives the
+ * constants from the parameters once (false if they are invalid), then
+ * etrace_packet_pack_f12() writes the bytes etrace_packet_pack() would
+ * write for the packet { format, branches, branch_map, address } after
+ * etrace_packet_set_flags(notify, updiscon, irreport, irdepth).  The
+ * payload is built in two 64-bit words and compressed with one count of
+ * leading sign bits; parameters whose longest format 1 does not fit 127
+ * bits take the generic packer.
+ */
+typedef struct ETracePacker {
+    ETraceParams p;
+    uint64_t addr_mask;         /* iaddress_width_p bits */
+    uint8_t addr_bits;          /* iaddress_width_p - iaddress_lsb_p */
+    uint8_t irdepth_width;
+    uint8_t header;             /* header and index bytes */
+    uint8_t field_shift;        /* address << shift >> sext (signed): */
+    uint8_t field_sext;         /* its sign-extended address field */
+    bool fast;                  /* the two-word packer applies */
+} ETracePacker;
+
+bool etrace_packer_init(ETracePacker *pk, const ETraceParams *p);
+size_t etrace_packet_pack_f12(const ETracePacker *pk, unsigned format,
+                              unsigned branches, uint32_t branch_map,
+                              uint64_t address, bool notify, bool updiscon,
+                              bool irreport, uint32_t irdepth,
+                              uint8_t buf[ETRACE_MAX_PACKET]);
+/*
+ * Format 0 subformat 1 (a jump target cache hit) likewise: the bytes
+ * etrace_packet_pack() writes for { format 0, subformat 1, index,
+ * branches, branch_map } after etrace_packet_set_flags(false, false,
+ * irreport, irdepth), with options o (the subformat is implied by them
+ * when f0s_width_p is 0).
+ */
+size_t etrace_packet_pack_f01(const ETracePacker *pk, const ETraceOptions *o,
+                              unsigned index, unsigned branches,
+                              uint32_t branch_map, bool irreport,
+                              uint32_t irdepth,
+                              uint8_t buf[ETRACE_MAX_PACKET]);
+
+/*
  * Set notify, updiscon, irreport and irdepth from their meanings (6.6):
  * notify = this address is reported because of trigger[2], updiscon =
  * the instruction follows an uninferable discontinuity and a format 3
@@ -392,6 +432,14 @@ typedef struct ETraceStats {
     uint64_t instructions;
 } ETraceStats;
 void etrace_encoder_stats(const ETraceEncoder *e, ETraceStats *s);
+
+/*
+ * For tests: false sends every block through the general algorithm and
+ * every packet through etrace_packet_pack(); true (the default) lets the
+ * fast paths take the blocks and packets they apply to.  The bytes are
+ * the same.
+ */
+void etrace_encoder_set_fast_paths(ETraceEncoder *e, bool on);
 
 /*
  * ------------------------------------------------------- shared helpers

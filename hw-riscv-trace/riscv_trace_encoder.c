@@ -30,6 +30,7 @@
 #include "hw/sysbus.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
+#include "system/runstate.h"
 #include "target/riscv/cpu.h"
 #include "target/riscv/trace_ingress.h"
 #include "target/riscv/insn_class.h"
@@ -257,6 +258,7 @@ static void te_encode(void *opaque, const ETraceBlock *b)
 }
 
 static void te_finish(RISCVTraceEncoderState *te);
+static void te_update(RISCVTraceEncoderState *te);
 
 /* Filter and encode records; the BQL is held. */
 static void te_encode_records(RISCVTraceEncoderState *te,
@@ -473,6 +475,8 @@ static void te_finish(RISCVTraceEncoderState *te)
     }
     te->stopping = false;
     trace_riscv_trace_encoder_stop(te->cpu->cpu_index);
+    /* The registers may have asked for a new trace meanwhile */
+    te_update(te);
 }
 
 /*
@@ -494,6 +498,27 @@ static void te_drain_on_hart(void *opaque)
     te_encode_all(opaque);
 }
 
+/*
+ * When the VM stops, the hart's pending records are encoded, so that the
+ * sinks hold everything it retired; at shutdown the trace also ends
+ * (last instruction, support packet), so that a capture is complete.
+ */
+static void te_vm_state_change(void *opaque, bool running, RunState state)
+{
+    RISCVTraceEncoderState *te = opaque;
+
+    if (running || !te->tracing || te->stopping) {
+        return;
+    }
+    if (state == RUN_STATE_SHUTDOWN) {
+        te->stopping = true;
+        riscv_trace_set_active(te->cpu, false);
+        riscv_trace_run_on_hart(te->cpu, te_stop_on_hart, te);
+    } else {
+        riscv_trace_run_on_hart(te->cpu, te_drain_on_hart, te);
+    }
+}
+
 static bool te_wants_trace(RISCVTraceEncoderState *te)
 {
     uint32_t need = TR_CONTROL_ACTIVE | TR_CONTROL_ENABLE | TE_INST_TRACING;
@@ -504,7 +529,7 @@ static bool te_wants_trace(RISCVTraceEncoderState *te)
 
 static void te_update(RISCVTraceEncoderState *te)
 {
-    bool want = te_wants_trace(te);
+    bool want = te_wants_trace(te) && !runstate_check(RUN_STATE_SHUTDOWN);
 
     if (want && !te->tracing && !te->stopping) {
         te_start(te);
@@ -691,6 +716,7 @@ static void te_realize(DeviceState *dev, Error **errp)
     te->addr_mask = MAKE_64BIT_MASK(0, te->params.iaddress_width_p);
     etrace_filter_init(&te->filter, &te->params, te_insn_len, te);
 
+    qemu_add_vm_change_state_handler(te_vm_state_change, te);
     memory_region_init_io(&te->mmio, OBJECT(dev), &te_ops, te,
                           TYPE_RISCV_TRACE_ENCODER, RISCV_TRACE_REG_SIZE);
     sysbus_init_mmio(SYS_BUS_DEVICE(dev), &te->mmio);

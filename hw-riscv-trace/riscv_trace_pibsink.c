@@ -110,6 +110,8 @@ static void pib_realize(DeviceState *dev, Error **errp)
 {
     RISCVTracePibSinkState *s = RISCV_TRACE_PIBSINK(dev);
 
+    /* Ready before any encoder's reset, which may start tracing */
+    pib_reset(dev);
     memory_region_init_io(&s->mmio, OBJECT(dev), &pib_ops, s,
                           TYPE_RISCV_TRACE_PIBSINK, RISCV_TRACE_REG_SIZE);
     sysbus_init_mmio(SYS_BUS_DEVICE(dev), &s->mmio);

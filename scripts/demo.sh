@@ -12,3 +12,20 @@ elf=$RVPA_BUILD/tests-tcg/demo-rv64.elf
 cpu=rv64,h=on,sscofpmf=on,ctr=on
 echo "\$ qemu-system-riscv64 -M virt,rvtrace=on -bios none -cpu $cpu -kernel demo-rv64.elf"
 "$RVPA_ROOT/tests-tcg/run-guest.sh" "$qemu" "$elf" "$cpu" -- -machine rvtrace=on
+
+# The same run captured whole from reset through the PIB sink, decoded on
+# the host with the guest's ELF (and virt's reset vector, saved first).
+work=$RVPA_BUILD/demo-trace
+mkdir -p "$work"
+args=(-M virt,rvtrace=on,rvtrace-chardev=tr -bios none -display none
+      -cpu "$cpu" -kernel "$elf")
+echo 'pmemsave 0x1000 0x100 "'"$work"'/rom.bin"
+quit' | "$qemu" "${args[@]}" -chardev null,id=tr -S -monitor stdio \
+    -serial none > /dev/null
+"$qemu" "${args[@]}" -chardev file,id=tr,path="$work/trace.bin" \
+    -monitor none -serial none
+echo
+echo "\$ qemu-system-riscv64 -M virt,rvtrace=on,rvtrace-chardev=tr -chardev file,id=tr,path=trace.bin ..."
+echo "\$ rvtrace-decode --summary --keep-going -e demo-rv64.elf -r rom.bin@0x1000 trace.bin"
+"$RVPA_BUILD/rvtrace-decode" --summary --keep-going -e "$elf" -r "$work/rom.bin@0x1000" \
+    "$work/trace.bin"

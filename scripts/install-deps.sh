@@ -42,6 +42,8 @@ PKGS=(
     libglib2.0-dev libpixman-1-dev libfdt-dev zlib1g-dev
     gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf
     device-tree-compiler
+    # scripts/fuzz-decoder.sh (libFuzzer) and scripts/bench-decoder.sh
+    clang libclang-rt-14-dev time
 )
 BPO_PKGS=(meson python3-pycotap)
 

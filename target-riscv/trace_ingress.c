@@ -180,9 +180,10 @@ static void trace_hart_work(CPUState *cs, run_on_cpu_data data)
 }
 
 /*
- * Run fn after the hart's pending records reached the encoder.  On the
- * hart's own thread, or while the VM does not run, that is now; otherwise
- * the hart does it between two TBs.
+ * Run fn after the hart's pending records reached the encoder.  While the
+ * VM does not run, that is now; otherwise the hart does it between two
+ * TBs, also when the request comes from its own thread: an MMIO store is
+ * in the middle of a TB whose exit still appends a record.
  */
 void riscv_trace_run_on_hart(CPUState *cs, void (*fn)(void *opaque),
                              void *opaque)
@@ -191,7 +192,7 @@ void riscv_trace_run_on_hart(CPUState *cs, void (*fn)(void *opaque),
 
     work->fn = fn;
     work->opaque = opaque;
-    if (current_cpu == cs || !runstate_is_running() || !cs->created) {
+    if (!runstate_is_running() || !cs->created) {
         trace_hart_work(cs, RUN_ON_CPU_HOST_PTR(work));
     } else {
         async_run_on_cpu(cs, trace_hart_work, RUN_ON_CPU_HOST_PTR(work));

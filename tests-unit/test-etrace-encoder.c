@@ -1225,6 +1225,265 @@ static void test_garbage_blocks(void)
     g_rand_free(r);
 }
 
+/* ------------------------------------------------ fast path equivalence */
+
+/* Everything one encoder emitted. */
+typedef struct Output {
+    GByteArray *bytes;
+    size_t packets;
+} Output;
+
+static void collect(void *opaque, const uint8_t *bytes, size_t len)
+{
+    Output *out = opaque;
+
+    g_assert_cmpuint(len, >, 0);
+    g_assert_cmpuint(len, <=, ETRACE_MAX_PACKET);
+    g_byte_array_append(out->bytes, bytes, len);
+    out->packets++;
+}
+
+/*
+ * A small random program: 48 blocks of straight-line code, each ending
+ * in a branch, call, return or jump whose targets are a few other blocks,
+ * so that branch predictions, return predictions and jump target cache
+ * hits all happen.  Trap handlers run at privilege 3 and return with
+ * mret to where the trap came from.
+ */
+#define PROG_BLOCKS 48
+
+typedef struct Walker {
+    GRand *r;
+    uint64_t base;
+    uint8_t itype[PROG_BLOCKS];
+    uint8_t len[PROG_BLOCKS];   /* half-words */
+    uint8_t target[PROG_BLOCKS][2];
+    unsigned pc, priv;
+    unsigned stack[16], depth;
+    unsigned trap_pc, trap_priv;
+} Walker;
+
+static uint64_t block_addr(const Walker *w, unsigned i)
+{
+    return w->base + i * 64;
+}
+
+static void walker_init(Walker *w, GRand *r, uint64_t base)
+{
+    static const uint8_t ends[] = {
+        RISCV_ITYPE_NOT_TAKEN_BRANCH, RISCV_ITYPE_NOT_TAKEN_BRANCH,
+        RISCV_ITYPE_NOT_TAKEN_BRANCH, RISCV_ITYPE_NOT_TAKEN_BRANCH,
+        RISCV_ITYPE_INFERABLE_CALL, RISCV_ITYPE_UNINFERABLE_CALL,
+        RISCV_ITYPE_RETURN, RISCV_ITYPE_RETURN, RISCV_ITYPE_NONE,
+        RISCV_ITYPE_OTHER_INFERABLE_JUMP, RISCV_ITYPE_OTHER_UNINFERABLE_JUMP,
+        RISCV_ITYPE_INFERABLE_TAIL_CALL, RISCV_ITYPE_UNINFERABLE_TAIL_CALL,
+        RISCV_ITYPE_COROUTINE_SWAP, RISCV_ITYPE_UNINFERABLE_JUMP_3BIT,
+    };
+
+    memset(w, 0, sizeof(*w));
+    w->r = r;
+    w->base = base;
+    w->priv = 0;
+    for (unsigned i = 0; i < PROG_BLOCKS; i++) {
+        w->itype[i] = ends[g_rand_int_range(r, 0, G_N_ELEMENTS(ends))];
+        w->len[i] = g_rand_int_range(r, 1, 12);
+        w->target[i][0] = g_rand_int_range(r, 0, PROG_BLOCKS);
+        w->target[i][1] = g_rand_int_range(r, 0, PROG_BLOCKS);
+    }
+    /* the trap handler, block 0: ends with mret */
+    w->itype[0] = RISCV_ITYPE_TRAP_RETURN;
+}
+
+/* The block at pc; pc moves to where it goes. */
+static ETraceBlock walker_block(Walker *w)
+{
+    unsigned i = w->pc, itype = w->itype[i];
+    ETraceBlock b = {
+        .iaddr = block_addr(w, i), .iretire = w->len[i],
+        .ninsns = (w->len[i] + 1) / 2, .ilastsize = w->len[i] > 1,
+        .itype = itype, .priv = w->priv, .qualified = true,
+        .sijump = g_rand_int_range(w->r, 0, 4) == 0,
+    };
+    unsigned next = (i + 1) % PROG_BLOCKS;
+
+    switch (itype) {
+    case RISCV_ITYPE_NOT_TAKEN_BRANCH:
+        /* mostly the same way at each site: predictable */
+        if ((i * 7 + g_rand_int_range(w->r, 0, 8)) % 8 < 6) {
+            b.itype = RISCV_ITYPE_TAKEN_BRANCH;
+            next = w->target[i][0];
+        }
+        break;
+    case RISCV_ITYPE_INFERABLE_CALL:
+    case RISCV_ITYPE_UNINFERABLE_CALL:
+        if (w->depth < G_N_ELEMENTS(w->stack)) {
+            w->stack[w->depth++] = next;
+        }
+        next = w->target[i][g_rand_int_range(w->r, 0, 2)];
+        break;
+    case RISCV_ITYPE_RETURN:
+        next = w->depth && g_rand_int_range(w->r, 0, 16) ?
+               w->stack[--w->depth] : w->target[i][0];
+        break;
+    case RISCV_ITYPE_TRAP_RETURN:
+        next = w->trap_pc;
+        w->priv = w->trap_priv;
+        break;
+    case RISCV_ITYPE_NONE:
+        break;
+    default:
+        next = w->target[i][g_rand_int_range(w->r, 0, 2)];
+    }
+    w->pc = next ? next : 1;    /* block 0 only after a trap */
+    return b;
+}
+
+static ETraceBlock walker_trap(Walker *w)
+{
+    ETraceBlock b = {
+        .itype = g_rand_boolean(w->r) ? RISCV_ITYPE_EXCEPTION :
+                 RISCV_ITYPE_INTERRUPT,
+        .priv = w->priv, .qualified = true,
+        .cause = g_rand_int_range(w->r, 0, 24), .tval = g_rand_int(w->r),
+        .epc = block_addr(w, w->pc),
+    };
+
+    if (g_rand_int_range(w->r, 0, 4) == 0) {
+        /* a few instructions retire before the trap */
+        b.iaddr = b.epc;
+        b.iretire = g_rand_int_range(w->r, 1, 4);
+        b.ninsns = b.iretire;
+        b.epc += b.iretire * 2;
+    }
+    w->trap_pc = w->pc;
+    w->trap_priv = w->priv;
+    w->pc = 0;
+    w->priv = 3;
+    return b;
+}
+
+/* Feed one stream of n blocks, with rare events, to both encoders. */
+static void feed_both(ETraceEncoder **e, GRand *r, Walker *w, unsigned n,
+                      unsigned events, const ETraceOptions *o)
+{
+    uint64_t context = 0;
+    unsigned unqualified = 0;
+
+    for (unsigned i = 0; i < n; i++) {
+        unsigned ev = g_rand_int(r) % 1000 < events ?
+                      g_rand_int_range(r, 0, 8) : 8;
+        ETraceBlock b = ev == 0 ? walker_trap(w) : walker_block(w);
+
+        switch (ev) {
+        case 1:
+            b.notify = true;
+            break;
+        case 2:
+            b.ctype = g_rand_int_range(r, 1, 4);
+            b.context = context = g_rand_int(r);
+            break;
+        case 3:
+            unqualified = g_rand_int_range(r, 1, 4);
+            break;
+        case 4:
+            /* what QEMU never sends */
+            b.itype = g_rand_int_range(r, 0, 20);
+            b.iretire = g_rand_int_range(r, 0, 3);
+            b.ilastsize = g_rand_int(r);
+            b.priv = g_rand_int_range(r, 0, 8);
+            break;
+        }
+        if (unqualified) {
+            b.qualified = false;
+            unqualified--;
+        }
+        if (!b.ctype) {
+            b.context = context;
+        }
+        for (unsigned k = 0; k < 2; k++) {
+            etrace_encoder_block(e[k], &b);
+            if (ev == 5) {
+                etrace_encoder_lost(e[k]);
+            } else if (ev == 6) {
+                etrace_encoder_start(e[k], o);
+            }
+        }
+    }
+}
+
+/*
+ * The fast paths (plain blocks, the format 0.1, 1 and 2 packers) emit
+ * exactly what the general algorithm and etrace_packet_pack() emit, for
+ * every option combination on parameter sets that change the field
+ * widths, the layout and the packer.
+ */
+static void test_fast_paths(void)
+{
+    GRand *r = g_rand_new_with_seed(21);
+
+    for (unsigned ps = 0; ps < 6; ps++) {
+        ETraceParams p;
+
+        etrace_params_default(&p, ps & 1 ? 32 : 64);
+        if (ps == 2) {
+            p.arch = ETRACE_ARCH_2_0;
+            p.context_width_p = 8;
+            p.f0s_width_p = 0;
+        } else if (ps == 3) {
+            p.bpred_size_p = 1;
+            p.cache_size_p = 1;
+            p.return_stack_size_p = 1;
+            p.src_bits = 9;
+            p.src_id = 0x1a5;
+        } else if (ps == 4) {
+            /* formats 1 and 2 too wide for the 128-bit packer */
+            p.iaddress_lsb_p = 0;
+            p.return_stack_size_p = 15;
+            p.call_counter_size_p = 15;
+        }
+        for (unsigned combo = 0; combo < 384; combo++) {
+            ETraceOptions o = {
+                .full_address = combo & 1,
+                .implicit_exception = combo & 2,
+                .sijump = combo & 4,
+                .branch_prediction = combo & 8,
+                .jump_target_cache = combo & 16,
+                .sync_mode = (combo >> 5) & 3,
+                .implicit_return = (combo >> 7) % 3,
+                .sync_max = g_rand_int_range(r, 0, 3),
+            };
+            Output out[2] = {
+                { .bytes = g_byte_array_new() },
+                { .bytes = g_byte_array_new() },
+            };
+            ETraceEncoder *e[2];
+            ETraceStats st[2];
+            Walker w;
+
+            walker_init(&w, r, ps == 5 ? 0xffffffff80000000ull : 0x80000000);
+            for (unsigned k = 0; k < 2; k++) {
+                e[k] = etrace_encoder_new(&p, collect, &out[k]);
+                g_assert_nonnull(e[k]);
+                etrace_encoder_set_fast_paths(e[k], k == 0);
+                etrace_encoder_start(e[k], &o);
+            }
+            feed_both(e, r, &w, 1500, combo % 4 == 0 ? 0 : 30, &o);
+            for (unsigned k = 0; k < 2; k++) {
+                etrace_encoder_stop(e[k]);
+                etrace_encoder_stats(e[k], &st[k]);
+                etrace_encoder_free(e[k]);
+            }
+            g_assert_cmpmem(out[0].bytes->data, out[0].bytes->len,
+                            out[1].bytes->data, out[1].bytes->len);
+            g_assert_cmpmem(&st[0], sizeof(st[0]), &st[1], sizeof(st[1]));
+            g_assert_cmpuint(out[0].packets, >, 1);
+            g_byte_array_unref(out[0].bytes);
+            g_byte_array_unref(out[1].bytes);
+        }
+    }
+    g_rand_free(r);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1272,5 +1531,6 @@ int main(int argc, char **argv)
     g_test_add_func("/etrace-encoder/context", test_context);
     g_test_add_func("/etrace-encoder/stats-restart", test_stats_and_restart);
     g_test_add_func("/etrace-encoder/garbage", test_garbage_blocks);
+    g_test_add_func("/etrace-encoder/fast-paths", test_fast_paths);
     return g_test_run();
 }

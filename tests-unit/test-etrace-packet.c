@@ -39,6 +39,23 @@ static void check_bytes(const ETraceParams *p, const ETraceOptions *o,
     g_assert_null(err);
 }
 
+/* The fast packer of formats 1 and 2 against expected bytes. */
+static void check_f12(const ETraceParams *p, unsigned format,
+                      unsigned branches, uint32_t branch_map, uint64_t address,
+                      bool notify, bool updiscon, bool irreport,
+                      uint32_t irdepth, const uint8_t *want, size_t want_len)
+{
+    uint8_t buf[ETRACE_MAX_PACKET];
+    ETracePacker pk;
+    size_t n;
+
+    g_assert_true(etrace_packer_init(&pk, p));
+    g_assert_true(pk.fast);
+    n = etrace_packet_pack_f12(&pk, format, branches, branch_map, address,
+                               notify, updiscon, irreport, irdepth, buf);
+    g_assert_cmpmem(buf, n, want, want_len);
+}
+
 /* Spec example 2: a ret, format 2, address 0x80001a88 (full address). */
 static void test_example_ret_format2(void)
 {
@@ -50,6 +67,8 @@ static void test_example_ret_format2(void)
 
     etrace_packet_set_flags(&p, &k, false, false, false, 0);
     check_bytes(&p, &o, &k, want, sizeof(want), &u);
+    check_f12(&p, 2, 0, 0, 0x80001a88, false, false, false, 0, want,
+              sizeof(want));
     g_assert_cmpint(u.format, ==, 2);
     g_assert_cmphex(u.address, ==, 0x80001a88);
     g_assert_true(u.has_address);
@@ -68,6 +87,7 @@ static void test_example_branches_format1(void)
 
     etrace_packet_set_flags(&p, &k, false, false, false, 0);
     check_bytes(&p, NULL, &k, one, sizeof(one), &u);
+    check_f12(&p, 1, 1, 0, 0xab0, false, false, false, 0, one, sizeof(one));
     g_assert_cmpuint(u.branches, ==, 1);
     g_assert_cmphex(u.branch_map, ==, 0);
     g_assert_cmphex(u.address, ==, 0xab0);
@@ -77,6 +97,8 @@ static void test_example_branches_format1(void)
     k.address = 0x148;
     etrace_packet_set_flags(&p, &k, false, false, false, 0);
     check_bytes(&p, NULL, &k, three, sizeof(three), &u);
+    check_f12(&p, 1, 3, 3, 0x148, false, false, false, 0, three,
+              sizeof(three));
     g_assert_cmpuint(u.branches, ==, 3);
     g_assert_cmphex(u.branch_map, ==, 0x3);
     g_assert_cmphex(u.address, ==, 0x148);
@@ -97,6 +119,8 @@ static void test_example_negative_delta(void)
     g_assert_true(k.notify && k.updiscon && k.irreport);
     g_assert_cmphex(k.irdepth, ==, 0x1ff);
     check_bytes(&p, NULL, &k, want, sizeof(want), &u);
+    check_f12(&p, 1, 2, 2, -(uint64_t)0x10c, false, false, false, 0, want,
+              sizeof(want));
     g_assert_cmphex(u.address, ==, 0xfffffffffffffef4ull);
     g_assert_true(u.updiscon);
     g_assert_cmphex(u.irdepth, ==, 0x1ff);
@@ -579,6 +603,155 @@ static void test_params(void)
     g_assert_nonnull(err);
 }
 
+/* Parameter sets for the fast packers: the last one is too wide. */
+static ETraceParams fast_params(unsigned i)
+{
+    ETraceParams p;
+
+    etrace_params_default(&p, i & 1 ? 32 : 64);
+    switch (i / 2) {
+    case 1:
+        p.iaddress_lsb_p = 0;
+        p.src_bits = 12;
+        p.src_id = 0xabc;
+        break;
+    case 2:
+        p.iaddress_width_p = 40;
+        p.iaddress_lsb_p = 2;
+        p.src_bits = 5;
+        p.src_id = 0x15;
+        p.return_stack_size_p = 0;
+        p.call_counter_size_p = 1;
+        break;
+    case 3:
+        p.cache_size_p = 16;
+        p.f0s_width_p = 0;
+        break;
+    case 4:
+        /* format 1 reaches 136 bits: the generic packer takes it */
+        p.iaddress_width_p = 64;
+        p.iaddress_lsb_p = 0;
+        p.return_stack_size_p = 15;
+        p.call_counter_size_p = 15;
+        break;
+    }
+    return p;
+}
+
+#define FAST_PARAM_SETS 10
+
+/* A value that is often 0, all ones, a power of two or near the sign. */
+static uint64_t edgy(GRand *r)
+{
+    uint64_t v = (uint64_t)g_rand_int(r) << 32 | g_rand_int(r);
+
+    switch (g_rand_int_range(r, 0, 6)) {
+    case 0:
+        return 0;
+    case 1:
+        return UINT64_MAX;
+    case 2:
+        return UINT64_C(1) << g_rand_int_range(r, 0, 64);
+    case 3:
+        return v >> g_rand_int_range(r, 0, 64);
+    case 4:
+        return -(v >> g_rand_int_range(r, 0, 64));
+    default:
+        return v;
+    }
+}
+
+/*
+ * etrace_packet_pack_f12() writes what etrace_packet_set_flags() and
+ * etrace_packet_pack() write, for every format 1 and 2 (and falls back
+ * for anything else).
+ */
+static void test_fast_f12(void)
+{
+    GRand *r = g_rand_new_with_seed(11);
+
+    for (unsigned ps = 0; ps < FAST_PARAM_SETS; ps++) {
+        ETraceParams p = fast_params(ps);
+        ETracePacker pk;
+
+        g_assert_true(etrace_packer_init(&pk, &p));
+        g_assert_true(pk.fast == (ps / 2 != 4));
+        for (unsigned i = 0; i < 20000; i++) {
+            ETracePacket k = {
+                .format = g_rand_int_range(r, 0, 10) ? 1 + (i & 1) :
+                          g_rand_int(r) % 4,
+                .branches = g_rand_int_range(r, 0, 10) ?
+                            g_rand_int(r) % 32 : g_rand_int(r),
+                .branch_map = edgy(r),
+                .address = edgy(r),
+            };
+            bool notify = g_rand_int_range(r, 0, 4) == 0;
+            bool updiscon = g_rand_int_range(r, 0, 4) == 0;
+            bool irreport = g_rand_int_range(r, 0, 4) == 0;
+            uint32_t irdepth = edgy(r);
+            uint8_t want[ETRACE_MAX_PACKET], got[ETRACE_MAX_PACKET];
+            size_t want_n, got_n;
+
+            got_n = etrace_packet_pack_f12(&pk, k.format, k.branches,
+                                           k.branch_map, k.address, notify,
+                                           updiscon, irreport, irdepth, got);
+            etrace_packet_set_flags(&p, &k, notify, updiscon, irreport,
+                                    irdepth);
+            want_n = etrace_packet_pack(&p, NULL, &k, want);
+            g_assert_cmpmem(got, got_n, want, want_n);
+        }
+    }
+    g_rand_free(r);
+}
+
+/* Likewise etrace_packet_pack_f01(), and known answers. */
+static void test_fast_f01(void)
+{
+    /* index 5, branches 2, map 01 (test_format0_and_full_map) */
+    static const uint8_t two[] = { 0x02, 0x2c, 0x11 };
+    /* index 5, branches 3, map 101; irreport, irdepth: copies of 1 */
+    static const uint8_t three[] = { 0x02, 0xac, 0xd1 };
+    static const ETraceOptions jtc = { .jump_target_cache = true };
+    static const ETraceOptions both = { .jump_target_cache = true,
+                                        .branch_prediction = true };
+    GRand *r = g_rand_new_with_seed(12);
+    ETraceParams p = params64();
+    uint8_t buf[ETRACE_MAX_PACKET];
+    ETracePacker pk;
+
+    g_assert_true(etrace_packer_init(&pk, &p));
+    g_assert_cmpmem(buf, etrace_packet_pack_f01(&pk, NULL, 5, 2, 1, false, 0,
+                                                buf), two, sizeof(two));
+    g_assert_cmpmem(buf, etrace_packet_pack_f01(&pk, NULL, 5, 3, 5, false, 0,
+                                                buf), three, sizeof(three));
+    for (unsigned ps = 0; ps < FAST_PARAM_SETS; ps++) {
+        p = fast_params(ps);
+        g_assert_true(etrace_packer_init(&pk, &p));
+        for (unsigned i = 0; i < 20000; i++) {
+            const ETraceOptions *o = i % 3 == 0 ? &jtc :
+                                     i % 3 == 1 ? &both : NULL;
+            ETracePacket k = {
+                .format = 0, .subformat = 1, .index = edgy(r),
+                .branches = g_rand_int_range(r, 0, 10) ?
+                            g_rand_int(r) % 32 : g_rand_int(r),
+                .branch_map = edgy(r),
+            };
+            bool irreport = g_rand_boolean(r);
+            uint32_t irdepth = edgy(r);
+            uint8_t want[ETRACE_MAX_PACKET];
+            size_t want_n, got_n;
+
+            got_n = etrace_packet_pack_f01(&pk, o, k.index, k.branches,
+                                           k.branch_map, irreport, irdepth,
+                                           buf);
+            etrace_packet_set_flags(&p, &k, false, false, irreport, irdepth);
+            want_n = etrace_packet_pack(&p, o, &k, want);
+            g_assert_cmpmem(buf, got_n, want, want_n);
+        }
+    }
+    g_rand_free(r);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -599,5 +772,7 @@ int main(int argc, char **argv)
     g_test_add_func("/etrace-packet/encapsulation", test_encapsulation);
     g_test_add_func("/etrace-packet/garbage", test_garbage);
     g_test_add_func("/etrace-packet/params", test_params);
+    g_test_add_func("/etrace-packet/fast-f12", test_fast_f12);
+    g_test_add_func("/etrace-packet/fast-f01", test_fast_f01);
     return g_test_run();
 }

@@ -8,8 +8,14 @@
  *   iters=N                        repetitions (default 10)
  *   trace=F                        trace with trTeInstFeatures = F
  *                                  (decimal); absent: do not trace
+ *   syncmode=M syncmax=N           trTeControl InstSyncMode and
+ *                                  InstSyncMax (default: reset values)
+ *   sink=pib                       trace to the PIB sink only (machine
+ *                                  option rvtrace-chardev)
+ *   bufsize=N                      RAM sink buffer bytes (default 8 MiB)
  *
- * The packets go to hart 0's RAM sink, an 8 MiB buffer that wraps.  It
+ * The packets go to hart 0's RAM sink, an 8 MiB buffer that wraps (free
+ * RAM after the program: not in .bss, which crt0 would clear).  It
  * prints "work: NAME insns N ticks T bytes B wrapped W result R":
  * retired instructions (minstret: instructions under -icount shift=0),
  * mtime ticks and trace bytes of the workload.
@@ -264,14 +270,36 @@ static unsigned recursion_work(unsigned seed)
 
 /* -------------------------------------------------------------- trace */
 
-static uint8_t ram_buf[8 << 20] __attribute__((aligned(4096)));
+#define RAM_BUF_SIZE arg_value("bufsize=", 8 << 20)
+extern uint8_t __heap_start[];
+#define ram_buf __heap_start
 
-static void trace_start(uint32_t features)
+#define TE_SYNC_FIELDS (TE_SYNC_MODE(3) | TE_SYNC_MAX(15))
+
+static void trace_start(uint32_t features, bool pib)
 {
-    tr_sink_smem(0, ram_buf, sizeof(ram_buf), 0);
+    unsigned long enc = TR_ENC(0);
+    uint32_t control;
+
+    if (!pib) {
+        tr_sink_smem(0, ram_buf, RAM_BUF_SIZE, 0);
+    }
     tr_encoder_setup(0, features, 0);
-    tr_write(TR_ENC(0), TR_CONTROL, te_control(TR_ENC(0)) | TE_INST_TRACING);
+    control = te_control(enc);
+    if (arg_str("syncmode=")) {
+        control = (control & ~TE_SYNC_FIELDS) |
+                  TE_SYNC_MODE(arg_value("syncmode=", 1) & 3) |
+                  TE_SYNC_MAX(arg_value("syncmax=", 4) & 15);
+    }
+    tr_write(enc, TR_CONTROL, control | TE_INST_TRACING);
 }
+
+/*
+ * The end-to-end tests (tests-e2e/e2e_save.c) link a definition that
+ * saves the RAM sink's buffer on the host; the benchmark has none.
+ */
+void e2e_save_trace(const uint8_t *buf, unsigned long size,
+                    unsigned long wp, bool wrapped) __attribute__((weak));
 
 static unsigned long rdinstret(void)
 {
@@ -289,7 +317,7 @@ int main(void)
     uint64_t ticks;
     unsigned result = 0, len;
     unsigned long bytes = 0, wrapped = 0;
-    bool tracing;
+    bool tracing, pib;
 
     cmdline = rv_fdt_prop("/chosen", "bootargs", &len);
     if (arg_is("work=", "sort")) {
@@ -301,8 +329,9 @@ int main(void)
     }
     iters = arg_value("iters=", 10);
     tracing = arg_str("trace=") != NULL;
+    pib = arg_is("sink=", "pib");
     if (tracing) {
-        trace_start(arg_value("trace=", 0));
+        trace_start(arg_value("trace=", 0), pib);
     }
     ticks = rv_mtime();
     insns = rdinstret();
@@ -314,8 +343,13 @@ int main(void)
     if (tracing) {
         tr_encoder_stop(0);
         CHECK_EQ(tr_read(TR_ENC(0), TR_CONTROL) & TE_STALL_OVERFLOW, 0);
-        bytes = tr_sink_used(0, ram_buf);
-        wrapped = tr_read(TR_SINK(0), RAM_WP_LOW) & RAM_WRAP;
+        if (!pib) {
+            bytes = tr_sink_used(0, ram_buf);
+            wrapped = tr_read(TR_SINK(0), RAM_WP_LOW) & RAM_WRAP;
+            if (e2e_save_trace) {
+                e2e_save_trace(ram_buf, RAM_BUF_SIZE, bytes, wrapped);
+            }
+        }
     }
     rv_printf("work: %s insns %lu ticks %lu bytes %lu wrapped %lu "
               "result %u\n", name, insns, (unsigned long)ticks, bytes,

@@ -1,0 +1,170 @@
+/*
+ * Guest helpers of the end-to-end trace tests: the kernel command line,
+ * starting a trace into a hart's RAM sink, and saving the sink's buffer
+ * on the host for the decoder.
+ *
+ * Saving: RV64 guests write the file trace-hartN.bin by semihosting (QEMU
+ * -semihosting-config enable=on,target=native).  RV32 guests cannot:
+ * qemu-system-riscv64 takes the sign-extended register value as the
+ * address of the argument block, and RAM lies above 2 GiB.  They print
+ * the buffer in hex on the UART instead ("e2e-hex N: ..." lines).  Either
+ * way a line "e2e: hart N saved L bytes wp W wrapped X" follows.
+ *
+ * Copyright (c) 2026 The rvpa authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef E2E_GUEST_H
+#define E2E_GUEST_H
+
+#include "rvtest.h"
+#include "../tests-tcg/trace/rvtrace.h"
+#if __riscv_xlen == 64
+#include "semihost.h"
+#endif
+
+/* Free RAM after the program (tests-tcg/lib/link.ld): trace buffers. */
+extern uint8_t __heap_start[];
+
+/* The workload guest's hook (tests-tcg/bench/workloads.c, e2e_save.c). */
+void e2e_save_trace(const uint8_t *buf, unsigned long size,
+                    unsigned long wp, bool wrapped);
+
+#define TE_CONTEXT      (1u << 9)
+#define TE_SYNC_FIELDS  (TE_SYNC_MODE(3) | TE_SYNC_MAX(15))
+
+/* ------------------------------------------------------- command line */
+
+static const char *e2e_cmdline;
+
+static inline const char *e2e_arg(const char *key)
+{
+    size_t n = strlen(key);
+    unsigned len;
+
+    if (!e2e_cmdline) {
+        e2e_cmdline = rv_fdt_prop("/chosen", "bootargs", &len);
+    }
+    for (const char *p = e2e_cmdline; p && *p; p++) {
+        if ((p == e2e_cmdline || p[-1] == ' ') && !memcmp(p, key, n)) {
+            return p + n;
+        }
+    }
+    return NULL;
+}
+
+/* The decimal value of key=N, or dflt. */
+static inline unsigned long e2e_arg_value(const char *key,
+                                          unsigned long dflt)
+{
+    const char *p = e2e_arg(key);
+    unsigned long v = 0;
+
+    if (!p) {
+        return dflt;
+    }
+    for (; *p >= '0' && *p <= '9'; p++) {
+        v = v * 10 + (*p - '0');
+    }
+    return v;
+}
+
+/* ------------------------------------------------------------ tracing */
+
+/*
+ * Trace hart into its RAM sink over buf[0..size), with the options of the
+ * command line: trace=F (trTeInstFeatures), syncmode=M syncmax=N,
+ * context=1 (trTeContext), stoponwrap=1.
+ */
+static inline void e2e_trace_start(unsigned hart, void *buf,
+                                   unsigned long size)
+{
+    unsigned long enc = TR_ENC(hart);
+    uint32_t control;
+
+    tr_sink_smem(hart, buf, size,
+                 e2e_arg_value("stoponwrap=", 0) ? RAM_STOP_ON_WRAP : 0);
+    tr_encoder_setup(hart, e2e_arg_value("trace=", 0), 0);
+    control = te_control(enc);
+    if (e2e_arg("syncmode=")) {
+        control = (control & ~TE_SYNC_FIELDS) |
+                  TE_SYNC_MODE(e2e_arg_value("syncmode=", 1) & 3) |
+                  TE_SYNC_MAX(e2e_arg_value("syncmax=", 4) & 15);
+    }
+    if (e2e_arg_value("context=", 0)) {
+        control |= TE_CONTEXT;
+    }
+    tr_write(enc, TR_CONTROL, control | TE_INST_TRACING);
+}
+
+/* ------------------------------------------------------------- saving */
+
+#if __riscv_xlen == 32
+static inline bool e2e_save_hex(unsigned hart, const uint8_t *buf,
+                                unsigned long len)
+{
+    for (unsigned long i = 0; i < len; i++) {
+        if (i % 32 == 0) {
+            rv_printf("%se2e-hex %u: ", i ? "\n" : "", hart);
+        }
+        rv_putc("0123456789abcdef"[buf[i] >> 4]);
+        rv_putc("0123456789abcdef"[buf[i] & 15]);
+    }
+    rv_puts("\n");
+    return true;
+}
+#else
+static inline bool e2e_save_file(unsigned hart, const uint8_t *buf,
+                                 unsigned long len)
+{
+    char name[] = "trace-hart0.bin";
+
+    name[10] = '0' + hart % 10;
+    return sh_write_file(name, buf, len);
+}
+#endif
+
+/*
+ * Save the sink's buffer (size bytes at buf; WP at offset wp): all of it
+ * if it wrapped (the oldest byte is at wp), else the bytes before wp.
+ */
+static inline void e2e_save_buffer(unsigned hart, const uint8_t *buf,
+                                   unsigned long size, unsigned long wp,
+                                   bool wrapped)
+{
+    unsigned long len = wrapped ? size : wp;
+
+#if __riscv_xlen == 32
+    CHECK(e2e_save_hex(hart, buf, len));
+#else
+    CHECK(e2e_save_file(hart, buf, len));
+#endif
+    rv_printf("e2e: hart %u saved %lu bytes wp %lu wrapped %u\n", hart, len,
+              wp, (unsigned)wrapped);
+}
+
+/*
+ * Stop hart's trace and save its RAM sink's buffer.  With StopOnWrap,
+ * Wrap only says that the buffer filled up: its oldest byte is at Start.
+ */
+static inline void e2e_trace_stop_and_save(unsigned hart, void *buf,
+                                           unsigned long size)
+{
+    unsigned long sink = TR_SINK(hart);
+    bool stop_on_wrap = tr_read(sink, TR_CONTROL) & RAM_STOP_ON_WRAP;
+    uint64_t wp;
+    unsigned long used;
+    bool wrapped;
+
+    tr_encoder_stop(hart);
+    wp = tr_read(sink, RAM_WP_LOW) |
+         (uint64_t)tr_read(sink, RAM_WP_HIGH) << 32;
+    wrapped = wp & RAM_WRAP;
+    used = (wp & ~3ULL) - (unsigned long)buf;
+    if (stop_on_wrap && wrapped) {
+        used = size;
+        wrapped = false;
+    }
+    e2e_save_buffer(hart, buf, size, used, wrapped);
+}
+
+#endif

@@ -1,0 +1,139 @@
+/*
+ * End-to-end trace guest for two harts, one encoder each (-smp 2).  Both
+ * harts compute (hart 0 sorts, hart 1 recurses), each stops its own
+ * encoder, then hart 0 ends the run.
+ *
+ * rvtest runs main() on hart 0 only and parks the others, so this guest
+ * has its own start-up: every hart gets a stack and runs smp_main(hart).
+ * It links rvtest's output and device-tree code, not its trap code:
+ * nothing here traps.
+ *
+ * Tracing: with -machine rvtrace-chardev every encoder traces from reset
+ * into the PIB sink (SrcID = hart).  With trace=F on the command line
+ * (and no chardev) each hart instead traces into its own RAM sink with
+ * those options (e2e_guest.h) and saves it as trace-hartN.bin.
+ *
+ * Copyright (c) 2026 The rvpa authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "rvtest.h"
+#include "e2e_guest.h"
+
+#define HARTS       2
+#define STACK_SIZE  16384
+#define BUF_SIZE    (1ul << 20)
+
+/* Shared between the harts; not in .bss: nothing clears it. */
+static volatile unsigned long done[HARTS]      /* polled by hart 0 */
+    __attribute__((section(".data")));
+static volatile unsigned long fdt_ready        /* polled by the others */
+    __attribute__((section(".data")));
+uint8_t smp_stacks[HARTS * STACK_SIZE] __attribute__((aligned(16)));
+
+asm(".section .text.init, \"ax\"\n"
+    ".globl _start\n"
+    "_start:\n"
+    "    csrr    t0, mhartid\n"
+    "    li      t1, " RV_STR(HARTS) "\n"
+    "    bgeu    t0, t1, 2f\n"
+    "    .option push\n"
+    "    .option norelax\n"
+    "    la      gp, __global_pointer$\n"
+    "    .option pop\n"
+    "    la      sp, smp_stacks\n"
+    "    addi    t1, t0, 1\n"
+    "    slli    t1, t1, 14\n"          /* STACK_SIZE */
+    "    add     sp, sp, t1\n"
+    "    mv      a0, t0\n"
+    "    call    smp_main\n"
+    "2:  wfi\n"
+    "    j       2b\n"
+    ".text\n");
+
+static unsigned long __attribute__((noinline)) fib(unsigned long n)
+{
+    return n < 2 ? n : fib(n - 1) + fib(n - 2);
+}
+
+static unsigned long __attribute__((noinline)) sort_sum(unsigned long seed)
+{
+    unsigned v[32];
+    unsigned long sum = 0;
+
+    for (unsigned i = 0; i < 32; i++) {
+        seed = seed * 1103515245u + 12345u;
+        v[i] = seed >> 16;
+    }
+    for (unsigned i = 1; i < 32; i++) {
+        for (unsigned j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            unsigned t = v[j];
+
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    }
+    for (unsigned i = 0; i < 32; i++) {
+        sum = sum * 5 + v[i];
+    }
+    return sum;
+}
+
+static uint8_t *hart_buffer(unsigned long hart)
+{
+    return __heap_start + hart * BUF_SIZE;
+}
+
+static unsigned long work(unsigned long hart)
+{
+    unsigned long r = 0;
+
+    if (hart == 0) {
+        for (unsigned i = 0; i < 60; i++) {
+            r += sort_sum(i);
+        }
+    } else {
+        r = fib(15);
+    }
+    return r;
+}
+
+/* Called from _start above, on every hart. */
+static void __attribute__((used)) smp_main(unsigned long hart,
+                                           const void *fdt)
+{
+    bool ram = false;
+    unsigned long result;
+
+    if (hart == 0) {
+        rv_boot_fdt = fdt;
+        asm volatile("fence" : : : "memory");
+        fdt_ready = 1;
+    }
+    while (!fdt_ready) {
+        asm volatile("fence" : : : "memory");
+    }
+    ram = e2e_arg("trace=") != NULL;
+    if (ram) {
+        e2e_trace_start(hart, hart_buffer(hart), BUF_SIZE);
+    }
+    result = work(hart);
+    if (hart == 0) {
+        /* one hart at a time on the UART */
+        for (unsigned h = 1; h < HARTS; h++) {
+            while (!done[h]) {
+                asm volatile("fence" : : : "memory");
+            }
+        }
+    }
+    if (ram) {
+        e2e_trace_stop_and_save(hart, hart_buffer(hart), BUF_SIZE);
+    } else {
+        tr_encoder_stop(hart);
+    }
+    rv_printf("e2e-smp: hart %lu result %lu\n", hart, result);
+    if (hart == 0) {
+        rv_exit(rv_checks_failed ? 1 : 0);
+    }
+    asm volatile("fence" : : : "memory");
+    done[hart] = 1;
+}

@@ -1,0 +1,200 @@
+/*
+ * End-to-end trace guest: traps and privilege changes.  Each round runs,
+ * traced into hart 0's RAM sink:
+ *
+ * - synchronous exceptions in M: ecall, ebreak, an illegal instruction,
+ *   a load access fault, an instruction access fault (a call to an
+ *   address with no memory);
+ * - machine timer interrupts arriving during a computation and in wfi;
+ * - a computation in S and in U (entered by mret, left by ecall), with
+ *   exceptions taken in M and, delegated by medeleg, in S (sret), and a
+ *   timer interrupt taken from U.
+ *
+ * Command line (-append): rounds=N (default 4), bufsize=BYTES (RAM sink
+ * buffer, default 1 MiB; small values make it wrap), and the trace
+ * options of e2e_guest.h (trace=, syncmode=, syncmax=, context=,
+ * stoponwrap=).  The buffer is saved on the host at the end.
+ *
+ * Without trace= the guest leaves its encoder alone (it traces from
+ * reset into the PIB sink, -machine rvtrace-chardev); pibloss=1 then
+ * disables the PIB sink during the first round: with no enabled sink
+ * every packet is lost, and once it is enabled again the stream goes on
+ * with a trace_lost support packet and a sync.
+ *
+ * Copyright (c) 2026 The rvpa authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "rvtest.h"
+#include "e2e_guest.h"
+
+#define TR_PIB 0x3500000UL     /* the PIB sink (rvtrace-chardev) */
+
+static volatile unsigned long timer_ticks;  /* the handler counts */
+
+static void on_timer(unsigned irq)
+{
+    (void)irq;
+    timer_ticks++;
+    rv_timer_disarm();
+}
+
+/* Some work whose branches depend on data: a small insertion sort. */
+static unsigned long __attribute__((noinline)) compute(unsigned long seed)
+{
+    unsigned v[24];
+    unsigned long sum = 0;
+
+    for (unsigned i = 0; i < 24; i++) {
+        seed = seed * 1103515245u + 12345u;
+        v[i] = (seed >> 8) & 0xff;
+    }
+    for (unsigned i = 1; i < 24; i++) {
+        unsigned x = v[i], j = i;
+
+        while (j > 0 && v[j - 1] > x) {
+            v[j] = v[j - 1];
+            j--;
+        }
+        v[j] = x;
+    }
+    for (unsigned i = 0; i < 24; i++) {
+        sum = sum * 3 + v[i];
+    }
+    return sum;
+}
+
+static void __attribute__((noinline)) do_ecall(void)
+{
+    asm volatile("ecall" : : : "memory");
+}
+
+static void __attribute__((noinline)) do_ebreak(void)
+{
+    asm volatile("ebreak" : : : "memory");
+}
+
+static void __attribute__((noinline)) do_illegal(void)
+{
+    /* csrrw x0, cycle, x0: writing a read-only CSR (the "unimp" insn) */
+    asm volatile(".4byte 0xc0001073" : : : "memory");
+}
+
+static unsigned long __attribute__((noinline)) do_bad_load(void)
+{
+    unsigned long addr = 0x10;      /* no memory there */
+
+    asm("" : "+r"(addr));           /* hidden from -Warray-bounds */
+    return *(volatile unsigned long *)addr;     /* must not be elided */
+}
+
+/* Exceptions of the current mode; they are taken in M or delegated. */
+static unsigned long exceptions(unsigned long arg)
+{
+    unsigned long ecall = rv_current_mode == RV_MODE_M ? CAUSE_ECALL_M :
+                          rv_current_mode == RV_MODE_S ? CAUSE_ECALL_S :
+                          CAUSE_ECALL_U;
+
+    if (rv_current_mode != RV_MODE_U) {
+        CHECK_TRAP(do_ecall(), ecall);     /* U's ecall leaves the mode */
+    }
+    CHECK_TRAP(do_ebreak(), CAUSE_BREAKPOINT);
+    CHECK_TRAP(do_illegal(), CAUSE_ILLEGAL_INSN);
+    CHECK_TRAP(do_bad_load(), CAUSE_LOAD_ACCESS);
+    return compute(arg);
+}
+
+/* A call to an address without memory: the trap resumes at ra. */
+static void fetch_fault(void)
+{
+    void (*nowhere)(void) = (void (*)(void))0x100;
+
+    CHECK_TRAP(nowhere(), CAUSE_FETCH_ACCESS);
+}
+
+static unsigned long ticks_armed;
+
+/* The interrupt may come before the code that waits for it runs. */
+static void arm_timer(uint64_t ticks)
+{
+    ticks_armed = timer_ticks;
+    rv_timer_arm(ticks);
+}
+
+/* Compute until the timer interrupt came (or give up). */
+static unsigned long compute_until_tick(unsigned long seed)
+{
+    unsigned long sum = 0;
+
+    for (unsigned i = 0; i < 2000 && timer_ticks == ticks_armed; i++) {
+        sum += compute(seed + i);
+    }
+    CHECK(timer_ticks != ticks_armed);
+    return sum;
+}
+
+static void interrupts(unsigned long round)
+{
+    /* during a computation */
+    arm_timer(20);
+    rv_irq_enable();
+    compute_until_tick(round);
+    /* in wfi (it retires, then the interrupt is taken) */
+    arm_timer(20);
+    while (timer_ticks == ticks_armed) {
+        asm volatile("wfi");
+    }
+    rv_irq_disable();
+}
+
+/* M interrupts are taken in U whatever mstatus.MIE says. */
+static unsigned long user_with_timer(unsigned long arg)
+{
+    return compute_until_tick(arg) + exceptions(arg);
+}
+
+static void privilege_changes(unsigned long round)
+{
+    unsigned long delegated = 1UL << CAUSE_BREAKPOINT |
+                              1UL << CAUSE_ILLEGAL_INSN |
+                              1UL << CAUSE_LOAD_ACCESS;
+
+    CHECK(rv_run_in_mode(RV_MODE_S, exceptions, round) != 1);
+    arm_timer(50);        /* U cannot touch mie: armed from M */
+    CHECK(rv_run_in_mode(RV_MODE_U, user_with_timer, round) != 1);
+    /* the same exceptions from U, now taken in S */
+    csr_write(CSR_MEDELEG, delegated);
+    CHECK(rv_run_in_mode(RV_MODE_U, exceptions, round + 1) != 1);
+    csr_write(CSR_MEDELEG, 0);
+}
+
+int main(void)
+{
+    unsigned long rounds = e2e_arg_value("rounds=", 4);
+    unsigned long size = e2e_arg_value("bufsize=", 1 << 20);
+
+    bool ram = e2e_arg("trace=") != NULL;
+
+    rv_irq_set_handler(IRQ_M_TIMER, on_timer);
+    if (ram) {
+        e2e_trace_start(0, __heap_start, size);
+    } else if (e2e_arg_value("pibloss=", 0)) {
+        tr_write(TR_PIB, TR_CONTROL, TR_ACTIVE);
+    }
+    for (unsigned long r = 0; r < rounds; r++) {
+        exceptions(r);
+        fetch_fault();
+        interrupts(r);
+        privilege_changes(r);
+        if (!ram && r == 0) {
+            tr_write(TR_PIB, TR_CONTROL, TR_ACTIVE | TR_ENABLE);
+        }
+    }
+    if (ram) {
+        e2e_trace_stop_and_save(0, __heap_start, size);
+    } else {
+        tr_encoder_stop(0);
+    }
+    rv_printf("e2e-traps: %lu rounds, %lu timer interrupts\n", rounds,
+              timer_ticks);
+    return 0;
+}

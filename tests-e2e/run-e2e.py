@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+# One end-to-end trace test: run a guest under QEMU with tracing on and
+# the execlog plugin, capture the trace, decode it with the guest ELF and
+# compare the decoded instructions with the execlog (compare.py).
+#
+#   run-e2e.py --qemu QEMU --plugin libexeclog.so --decoder rvtrace-decode
+#              --elf GUEST.elf --cpu rv64 --capture ram|pib [options]
+#
+# Capture:
+#   ram  the guest traces into its harts' RAM sinks and saves them
+#        (tests-e2e/e2e_guest.h: trace-hartN.bin by semihosting, or hex
+#        lines on the UART); a wrapped buffer is decoded with --wrap and
+#        the options of the guest's trace=F (its support packet is gone);
+#   pib  -machine rvtrace-chardev: every hart traces from reset with the
+#        default options into one file; the reset vector (MROM) is saved
+#        first (pmemsave) so that the decoder can follow it.
+#
+# The test passes when QEMU's guest passes, the decoder exits with 0 and
+# every hart's decoded trace matches its execlog.  On failure the files
+# stay in --workdir for inspection.
+#
+# SPDX-License-Identifier: GPL-2.0-or-later
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare  # noqa: E402
+
+QEMU_TIMEOUT = 240
+# trap vectors of the rvtest library, for implicit exception mode
+TVEC = ['--tvec', 'M=rv_trap_entry_m', '--tvec', 'S=rv_trap_entry_hs']
+
+
+def log(*args):
+    print(*args, flush=True)
+
+
+def run(cmd, **kw):
+    log('$ ' + ' '.join(cmd))
+    return subprocess.run(cmd, **kw)
+
+
+def machine(args):
+    m = 'virt,rvtrace=on'
+    if args.capture == 'pib':
+        m += ',rvtrace-chardev=tr'
+    return m
+
+
+def qemu_base(args):
+    cmd = [args.qemu, '-M', machine(args), '-bios', 'none',
+           '-display', 'none', '-cpu', args.cpu, '-smp', str(args.smp),
+           '-kernel', args.elf]
+    if args.capture == 'pib':
+        cmd += ['-chardev', 'file,id=tr,path=trace.bin']
+    else:
+        cmd += ['-semihosting-config', 'enable=on,target=native']
+    if args.append:
+        cmd += ['-append', args.append]
+    return cmd + args.qemu_arg
+
+
+def save_rom(args):
+    """The reset vector the harts run first, for the decoder."""
+    cmd = qemu_base(args) + ['-S', '-monitor', 'stdio', '-serial', 'none']
+    run(cmd, input='pmemsave 0x1000 0x100 "rom.bin"\nquit\n', text=True,
+        stdout=subprocess.DEVNULL, timeout=60, check=True)
+    if not os.path.exists('rom.bin'):
+        raise RuntimeError('pmemsave did not write rom.bin')
+
+
+def run_guest(args):
+    cmd = qemu_base(args) + ['-monitor', 'none', '-serial', 'stdio',
+                             '-plugin', args.plugin, '-d', 'plugin',
+                             '-D', 'exec.log']
+    p = run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, errors='replace', timeout=QEMU_TIMEOUT)
+    with open('serial.txt', 'w') as f:
+        f.write(p.stdout)
+    for line in p.stdout.splitlines():
+        if not line.startswith('e2e-hex'):
+            log('guest: ' + line)
+    if p.returncode != 0:
+        raise RuntimeError('the guest failed (QEMU exit status %d)' %
+                           p.returncode)
+    return p.stdout
+
+
+SAVED = re.compile(r'e2e: hart (\d+) saved (\d+) bytes wp (\d+) wrapped (\d)')
+HEX = re.compile(r'e2e-hex (\d+): ([0-9a-f]*)')
+
+
+def ram_traces(serial):
+    """{hart: (file, wp, wrapped)} of the buffers the guest saved."""
+    hexdata = {}
+    for m in HEX.finditer(serial):
+        hexdata.setdefault(int(m.group(1)), []).append(m.group(2))
+    traces = {}
+    for m in SAVED.finditer(serial):
+        hart, length, wp, wrapped = map(int, m.groups())
+        name = 'trace-hart%d.bin' % hart
+        if hart in hexdata:
+            with open(name, 'wb') as f:
+                f.write(bytes.fromhex(''.join(hexdata[hart])))
+        if os.path.getsize(name) != length:
+            raise RuntimeError('%s: %d bytes, the guest saved %d' %
+                               (name, os.path.getsize(name), length))
+        traces[hart] = (name, wp, bool(wrapped))
+    if not traces:
+        raise RuntimeError('the guest saved no trace')
+    return traces
+
+
+def guest_features(args):
+    m = re.search(r'(?:^| )trace=(\d+)', args.append or '')
+    return m.group(1) if m else '0'
+
+
+def decode(args, trace, out, extra):
+    cmd = [args.decoder, '-e', args.elf] + args.decode_arg + extra
+    if int(guest_features(args)) & 2:   # implicit exception
+        cmd += TVEC
+    if os.path.exists('rom.bin'):
+        cmd += ['-r', 'rom.bin@0x1000']
+    cmd += [trace]
+    with open(out, 'w') as f:
+        p = run(cmd, stdout=f, stderr=subprocess.PIPE, text=True,
+                timeout=QEMU_TIMEOUT)
+    if p.stderr:
+        log(p.stderr.rstrip())
+    if p.returncode != 0:
+        raise RuntimeError('the decoder failed (exit status %d)' %
+                           p.returncode)
+
+
+def compare_hart(args, decoded, hart):
+    cargs = ['--execlog', 'exec.log', '--decoded', decoded,
+             '--hart', str(hart)] + args.compare_arg
+    log('$ compare.py ' + ' '.join(cargs))
+    return compare.main(cargs) == 0
+
+
+def run_test(args):
+    ok = True
+    if args.capture == 'pib':
+        save_rom(args)
+    serial = run_guest(args)
+    if args.capture == 'pib':
+        src_bits = (args.smp - 1).bit_length()
+        for hart in range(args.smp):
+            out = 'decoded-hart%d.txt' % hart
+            decode(args, 'trace.bin', out, ['--src-bits', str(src_bits),
+                                            '--src', str(hart)])
+            ok &= compare_hart(args, out, hart)
+        return ok
+    for hart, (name, wp, wrapped) in sorted(ram_traces(serial).items()):
+        extra = []
+        if wrapped:
+            extra = ['--wrap', str(wp), '--features', guest_features(args)]
+        out = 'decoded-hart%d.txt' % hart
+        decode(args, name, out, extra)
+        ok &= compare_hart(args, out, hart)
+    return ok
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--qemu', required=True)
+    ap.add_argument('--plugin', required=True)
+    ap.add_argument('--decoder', required=True)
+    ap.add_argument('--elf', required=True)
+    ap.add_argument('--cpu', required=True)
+    ap.add_argument('--capture', choices=['ram', 'pib'], default='ram')
+    ap.add_argument('--smp', type=int, default=1)
+    ap.add_argument('--append')
+    ap.add_argument('--workdir', required=True)
+    ap.add_argument('--qemu-arg', action='append', default=[])
+    ap.add_argument('--decode-arg', action='append', default=[])
+    ap.add_argument('--compare-arg', action='append', default=[])
+    args = ap.parse_args()
+    for path in (args.qemu, args.plugin, args.decoder, args.elf):
+        if not os.path.exists(path):
+            log('run-e2e: %s: not found' % path)
+            return 1
+    args.qemu, args.plugin, args.decoder, args.elf = (
+        os.path.abspath(p) for p in (args.qemu, args.plugin, args.decoder,
+                                     args.elf))
+    shutil.rmtree(args.workdir, ignore_errors=True)
+    os.makedirs(args.workdir)
+    os.chdir(args.workdir)
+    try:
+        ok = run_test(args)
+    except (RuntimeError, OSError, subprocess.SubprocessError) as e:
+        log('FAIL: %s' % e)
+        ok = False
+    if ok:
+        os.chdir('/')
+        shutil.rmtree(args.workdir, ignore_errors=True)
+        log('e2e: PASS')
+        return 0
+    log('e2e: FAIL (files kept in %s)' % args.workdir)
+    return 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

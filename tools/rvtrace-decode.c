@@ -1,0 +1,1813 @@
+/*
+ * rvtrace-decode: rebuild the instructions a RISC-V hart executed from its
+ * E-trace packets (the bytes of a trace sink) and the program image
+ *
+ * Layers: the input (a file or stdin, or a wrapped circular buffer read
+ * from its oldest byte) -> framing (the encapsulation of chapter 6: header,
+ * index, payload; zero bytes are padding) -> one decoder per source index
+ * (tools/etrace-decoder.c) -> output (addresses, objdump-like
+ * lines, JSON lines or a summary).  Memory does not grow with the trace.
+ * `rvtrace-decode --help` is the manual.
+ *
+ * Copyright (c) 2026 The rvpa authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <sys/types.h>
+#include "target/riscv/insn_class.h"
+#include "etrace.h"
+#include "etrace-decoder.h"
+#include "rvtrace-image.h"
+
+#define unlikely(x)         __builtin_expect(!!(x), 0)
+
+#define READ_CHUNK          (1u << 20)
+#define OUT_BUFFER          (1u << 20)
+#define BOUNDARY_WINDOW     (1u << 20)  /* bytes searched for a boundary */
+#define BOUNDARY_CANDIDATES 40          /* > the longest packet */
+#define DEFAULT_MAX_SOURCES 64
+#define MAX_IMAGES          32
+#define MAX_SRC_FILTER      64
+#define DEFAULT_TOP         10
+
+enum { EXIT_DECODE_ERROR = 1, EXIT_USAGE = 2 };
+
+typedef enum OutputMode {
+    OUT_ADDRESSES,
+    OUT_DISASM,
+    OUT_JSON,
+    OUT_SUMMARY,
+} OutputMode;
+
+typedef struct Ctx Ctx;
+
+/* One source index of the stream (one hart's encoder). */
+typedef struct Source {
+    Ctx *ctx;
+    unsigned id;
+    ETraceDecoder *dec;
+    ETraceOptions opt;      /* of the last support packet */
+    uint64_t pkt_offset;    /* of the packet being decoded */
+    uint64_t pkt_number;
+    /* summary */
+    uint64_t insns, branches, taken, exceptions, interrupts;
+    uint64_t syncs, gaps, errors;
+    bool prev_branch;
+    uint64_t prev_next;     /* address after the previous instruction */
+    ETraceDecStats dead;    /* stats of decoders replaced after errors */
+} Source;
+
+typedef struct Output {
+    FILE *f;
+    char *buf;
+    size_t len;
+} Output;
+
+struct Ctx {
+    /* configuration */
+    ETraceParams params;
+    ETraceOptions options;
+    uint64_t xtvec[4];
+    uint64_t max_run;
+    OutputMode mode;
+    bool disasm;            /* also in JSON lines */
+    bool events;
+    bool packets_shown;     /* --packets */
+    bool keep_going;
+    bool find_boundary;
+    bool wrapped;
+    uint64_t wrap_offset;
+    unsigned max_sources;
+    unsigned src_filter[MAX_SRC_FILTER];
+    unsigned nsrc_filter;
+    unsigned top;
+    RVImage *image;
+    /* state */
+    Source **src;           /* by index; created when first seen */
+    unsigned nsrc_seen;
+    uint64_t offset;        /* stream offset of the next byte */
+    uint64_t packets, padding, skipped_bytes, other_bytes;
+    bool failed;
+    bool stop;
+    Output out;
+    /* summary: the segment and the symbol of the last instruction */
+    const uint8_t *seg_data;
+    uint64_t seg_base, seg_size;
+    uint64_t *sym_count;    /* per symbol, + 1 for "no symbol" */
+    uint64_t sym_lo, sym_hi;
+    size_t sym_cur;
+    bool sym_valid;
+};
+
+/* --------------------------------------------------------------- output */
+
+static void out_flush(Output *o)
+{
+    if (o->len && fwrite(o->buf, 1, o->len, o->f) != o->len) {
+        fprintf(stderr, "rvtrace-decode: write error: %s\n",
+                strerror(errno));
+        exit(EXIT_USAGE);
+    }
+    o->len = 0;
+}
+
+/* Room for n more bytes. */
+static inline char *out_room(Output *o, size_t n)
+{
+    if (unlikely(o->len + n > OUT_BUFFER)) {
+        out_flush(o);
+    }
+    return o->buf + o->len;
+}
+
+static void out_str(Output *o, const char *s)
+{
+    size_t n = strlen(s);
+
+    if (n > OUT_BUFFER / 2) {
+        out_flush(o);
+        fwrite(s, 1, n, o->f);
+        return;
+    }
+    memcpy(out_room(o, n), s, n);
+    o->len += n;
+}
+
+static void out_printf(Output *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void out_printf(Output *o, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    out_str(o, line);
+}
+
+/* v in hex, at least digits digits, no prefix: the hot path. */
+static void out_hex(Output *o, uint64_t v, unsigned digits)
+{
+    char tmp[16];
+    unsigned n = 0;
+    char *p;
+
+    do {
+        tmp[n++] = "0123456789abcdef"[v & 15];
+        v >>= 4;
+    } while (v);
+    while (n < digits && n < 16) {
+        tmp[n++] = '0';
+    }
+    p = out_room(o, n);
+    for (unsigned i = 0; i < n; i++) {
+        p[i] = tmp[n - 1 - i];
+    }
+    o->len += n;
+}
+
+/* "0x<addr>\n": the default output, one per instruction. */
+static inline void out_address_line(Output *o, uint64_t addr)
+{
+    static const char digits[] = "0123456789abcdef";
+    char *p = out_room(o, 20);
+    unsigned n = addr ? (67 - __builtin_clzll(addr)) / 4 : 1;
+    char *end = p + 2 + n;
+
+    p[0] = '0';
+    p[1] = 'x';
+    *end = '\n';
+    for (char *q = end - 1; q > p + 1; q--) {
+        *q = digits[addr & 15];
+        addr >>= 4;
+    }
+    o->len += 3 + n;
+}
+
+static void out_char(Output *o, char c)
+{
+    *out_room(o, 1) = c;
+    o->len++;
+}
+
+/* A JSON string (quoted) with the characters JSON requires escaped. */
+static void out_json_str(Output *o, const char *s)
+{
+    out_char(o, '"');
+    for (; *s; s++) {
+        unsigned char c = *s;
+
+        if (c == '"' || c == '\\') {
+            out_char(o, '\\');
+            out_char(o, c);
+        } else if (c < 0x20) {
+            out_printf(o, "\\u%04x", c);
+        } else {
+            out_char(o, c);
+        }
+    }
+    out_char(o, '"');
+}
+
+static const char *priv_name(unsigned priv)
+{
+    static const char *const names[8] = {
+        "U", "S", "2?", "M", "VU", "VS", "6?", "7?",
+    };
+
+    return names[priv & 7];
+}
+
+/* ---------------------------------------------------------- instructions */
+
+static bool insn_bits(Ctx *c, uint64_t addr, unsigned len, uint32_t *bits)
+{
+    uint16_t lo, hi = 0;
+
+    if (!rv_image_read_parcel(c->image, addr, &lo) ||
+        (len == 4 && !rv_image_read_parcel(c->image, addr + 2, &hi))) {
+        return false;
+    }
+    *bits = lo | (uint32_t)hi << 16;
+    return true;
+}
+
+/* The symbol containing addr, cached while the walk stays inside it. */
+static const RVSymbol *symbol_of(Ctx *c, uint64_t addr, size_t *index)
+{
+    const RVSymbol *s;
+
+    if (c->sym_valid && addr >= c->sym_lo && addr < c->sym_hi) {
+        *index = c->sym_cur;
+        return rv_image_symbol_at(c->image, c->sym_cur);
+    }
+    s = rv_image_symbol(c->image, addr, &c->sym_cur, &c->sym_hi);
+    c->sym_valid = s != NULL;
+    if (!s) {
+        return NULL;
+    }
+    c->sym_lo = s->addr;
+    *index = c->sym_cur;
+    return s;
+}
+
+/*
+ * Is the instruction at addr a conditional branch (B-type, c.beqz,
+ * c.bnez)?  Its first parcel tells; read straight from the segment of
+ * the previous instruction when it is the same one.
+ */
+static bool is_branch(Ctx *c, uint64_t addr)
+{
+    uint16_t lo;
+
+    if (addr - c->seg_base + 1 >= c->seg_size) {
+        c->seg_data = rv_image_segment(c->image, addr, &c->seg_base,
+                                       &c->seg_size);
+        if (!c->seg_data || addr - c->seg_base + 1 >= c->seg_size) {
+            c->seg_size = 0;
+            return false;
+        }
+    }
+    lo = c->seg_data[addr - c->seg_base] |
+         c->seg_data[addr - c->seg_base + 1] << 8;
+    return (lo & 0x7f) == 0x63 || ((lo & 3) == 1 && (lo >> 14) == 3);
+}
+
+/* The index of the symbol holding addr (rv_image_symbols(): none). */
+static size_t symbol_index(Ctx *c, uint64_t addr)
+{
+    size_t sym;
+
+    if (c->sym_valid && addr >= c->sym_lo && addr < c->sym_hi) {
+        return c->sym_cur;
+    }
+    return symbol_of(c, addr, &sym) ? sym : rv_image_symbols(c->image);
+}
+
+static void count_insn(Source *s, uint64_t addr, unsigned len)
+{
+    Ctx *c = s->ctx;
+    bool branch = is_branch(c, addr);
+
+    s->insns++;
+    s->taken += s->prev_branch && addr != s->prev_next;
+    s->prev_branch = branch;
+    s->branches += branch;
+    s->prev_next = addr + len;
+    c->sym_count[symbol_index(c, addr)]++;
+}
+
+/* "[ID] " in front of every line when the stream has source indexes. */
+static inline void out_src_prefix(Source *s)
+{
+    if (unlikely(s->ctx->params.src_bits || s->ctx->nsrc_seen > 1)) {
+        out_char(&s->ctx->out, '[');
+        out_hex(&s->ctx->out, s->id, 1);
+        out_str(&s->ctx->out, "] ");
+    }
+}
+
+static void out_symbol(Ctx *c, uint64_t addr)
+{
+    size_t sym;
+    const RVSymbol *s = symbol_of(c, addr, &sym);
+
+    if (!s) {
+        return;
+    }
+    out_str(&c->out, s->name);
+    if (addr != s->addr) {
+        out_str(&c->out, "+0x");
+        out_hex(&c->out, addr - s->addr, 1);
+    }
+}
+
+/* "80000004 M <_start+0x4>  f14022f3  csrr t0,mhartid" */
+static void out_disasm_line(Source *s, uint64_t addr, unsigned priv,
+                            unsigned len)
+{
+    Ctx *c = s->ctx;
+    const char *text = rv_image_disasm(c->image, addr);
+    uint32_t bits;
+
+    out_src_prefix(s);
+    out_hex(&c->out, addr, c->params.iaddress_width_p / 4);
+    out_printf(&c->out, " %-2s <", priv_name(priv));
+    out_symbol(c, addr);
+    out_str(&c->out, ">  ");
+    if (insn_bits(c, addr, len, &bits)) {
+        out_hex(&c->out, bits, len * 2);
+    }
+    out_str(&c->out, len == 2 ? "      " : "  ");
+    out_str(&c->out, text ? text : "");
+    out_char(&c->out, '\n');
+}
+
+static void out_json_insn(Source *s, uint64_t addr, unsigned priv,
+                          unsigned len)
+{
+    Ctx *c = s->ctx;
+    uint32_t bits;
+
+    out_printf(&c->out, "{\"type\":\"insn\",\"src\":%u,\"addr\":\"0x", s->id);
+    out_hex(&c->out, addr, 1);
+    out_printf(&c->out, "\",\"priv\":%u,\"len\":%u", priv, len);
+    if (c->disasm) {
+        const char *text = rv_image_disasm(c->image, addr);
+
+        char sym[256] = "";
+        size_t index;
+        const RVSymbol *sy = symbol_of(c, addr, &index);
+
+        if (sy) {
+            snprintf(sym, sizeof(sym), addr == sy->addr ? "%s" :
+                     "%s+0x%" PRIx64, sy->name, addr - sy->addr);
+        }
+        /* names come from the ELF file: escaped like any string */
+        out_str(&c->out, ",\"sym\":");
+        out_json_str(&c->out, sym);
+        if (insn_bits(c, addr, len, &bits)) {
+            out_str(&c->out, ",\"bits\":\"0x");
+            out_hex(&c->out, bits, len * 2);
+            out_char(&c->out, '"');
+        }
+        if (text) {
+            out_str(&c->out, ",\"asm\":");
+            out_json_str(&c->out, text);
+        }
+    }
+    out_str(&c->out, "}\n");
+}
+
+/* ETraceInsnFn: one retired instruction. */
+static void on_insn(void *opaque, uint64_t addr, unsigned priv, unsigned len)
+{
+    Source *s = opaque;
+    Output *o = &s->ctx->out;
+
+    switch (s->ctx->mode) {
+    case OUT_ADDRESSES:
+        out_src_prefix(s);
+        out_address_line(o, addr);
+        break;
+    case OUT_DISASM:
+        out_disasm_line(s, addr, priv, len);
+        break;
+    case OUT_JSON:
+        out_json_insn(s, addr, priv, len);
+        break;
+    case OUT_SUMMARY:
+        count_insn(s, addr, len);
+        break;
+    }
+}
+
+/* ---------------------------------------------------------------- events */
+
+static const char *event_name(ETraceDecEventType t)
+{
+    static const char *const names[] = {
+        [ETRACE_DEC_SUPPORT] = "support", [ETRACE_DEC_SYNC] = "sync",
+        [ETRACE_DEC_TRAP] = "trap", [ETRACE_DEC_CONTEXT] = "context",
+        [ETRACE_DEC_NOTIFY] = "notify", [ETRACE_DEC_GAP] = "gap",
+        [ETRACE_DEC_END] = "end", [ETRACE_DEC_ERROR] = "error",
+    };
+
+    return t < sizeof(names) / sizeof(names[0]) && names[t] ? names[t] :
+           "event";
+}
+
+static const char *qual_name(ETraceQualStatus q)
+{
+    static const char *const names[] = {
+        "no_change", "ended_rep", "trace_lost", "ended_upd",
+    };
+
+    return names[q & 3];
+}
+
+/* The options as the support packet's bits (etrace.h). */
+static uint32_t options_bits(const Ctx *c, const ETraceOptions *o)
+{
+    return etrace_options_pack(&c->params, o);
+}
+
+/*
+ * One key=value list for both output styles: JSON adds quotes, the text
+ * form is "# TYPE key=value ...".  Hex values are strings in JSON.
+ */
+typedef struct Fields {
+    Output *o;
+    bool json;
+} Fields;
+
+static void field_sep(Fields *f, const char *key)
+{
+    out_str(f->o, f->json ? ",\"" : " ");
+    out_str(f->o, key);
+    out_str(f->o, f->json ? "\":" : "=");
+}
+
+static void field_hex(Fields *f, const char *key, uint64_t v)
+{
+    field_sep(f, key);
+    out_str(f->o, f->json ? "\"0x" : "0x");
+    out_hex(f->o, v, 1);
+    if (f->json) {
+        out_char(f->o, '"');
+    }
+}
+
+static void field_u64(Fields *f, const char *key, uint64_t v)
+{
+    field_sep(f, key);
+    out_printf(f->o, "%" PRIu64, v);
+}
+
+static void field_str(Fields *f, const char *key, const char *v)
+{
+    field_sep(f, key);
+    if (f->json) {
+        out_json_str(f->o, v);
+    } else {
+        out_str(f->o, v);
+    }
+}
+
+static void event_fields(Source *s, Fields *f, const ETraceDecEvent *ev)
+{
+    switch (ev->type) {
+    case ETRACE_DEC_TRAP:
+        field_str(f, "kind", ev->interrupt ? "interrupt" : "exception");
+        field_u64(f, "cause", ev->cause);
+        field_hex(f, "tvalepc", ev->tvalepc);
+        if (ev->trap_from_valid) {
+            field_hex(f, "from", ev->trap_from);
+        }
+        field_hex(f, ev->handler_valid ? "handler" : "epc", ev->address);
+        field_u64(f, "priv", ev->privilege);
+        break;
+    case ETRACE_DEC_SYNC:
+    case ETRACE_DEC_NOTIFY:
+        field_hex(f, "addr", ev->address);
+        field_u64(f, "priv", ev->privilege);
+        break;
+    case ETRACE_DEC_CONTEXT:
+        field_hex(f, "context", ev->context);
+        field_u64(f, "priv", ev->privilege);
+        break;
+    case ETRACE_DEC_SUPPORT:
+    case ETRACE_DEC_GAP:
+    case ETRACE_DEC_END:
+        field_u64(f, "enable", ev->enable);
+        field_str(f, "qual", qual_name(ev->qual_status));
+        field_hex(f, "options", options_bits(s->ctx, &ev->options));
+        if (ev->type != ETRACE_DEC_SUPPORT && ev->last_valid) {
+            field_hex(f, "last", ev->address);
+        }
+        break;
+    case ETRACE_DEC_ERROR:
+        field_str(f, "message", ev->error ? ev->error : "?");
+        break;
+    }
+    field_u64(f, "offset", s->pkt_offset);
+    field_u64(f, "packet", s->pkt_number);
+}
+
+static void print_event(Source *s, const ETraceDecEvent *ev)
+{
+    Ctx *c = s->ctx;
+    Fields f = { .o = &c->out, .json = c->mode == OUT_JSON };
+
+    if (f.json) {
+        out_printf(f.o, "{\"type\":\"%s\",\"src\":%u", event_name(ev->type),
+                   s->id);
+    } else {
+        out_str(f.o, "# ");
+        out_src_prefix(s);
+        out_str(f.o, event_name(ev->type));
+    }
+    event_fields(s, &f, ev);
+    out_str(f.o, f.json ? "}\n" : "\n");
+}
+
+static void report_error(Source *s, const char *msg)
+{
+    Ctx *c = s->ctx;
+
+    s->errors++;
+    c->failed = true;
+    out_flush(&c->out);
+    fprintf(stderr, "rvtrace-decode: error: source %u, byte offset %" PRIu64
+            ", packet %" PRIu64 ": %s\n", s->id, s->pkt_offset,
+            s->pkt_number, msg);
+    if (!c->keep_going) {
+        c->stop = true;
+    }
+}
+
+/* ETraceEventFn */
+static void on_event(void *opaque, const ETraceDecEvent *ev)
+{
+    Source *s = opaque;
+    Ctx *c = s->ctx;
+
+    switch (ev->type) {
+    case ETRACE_DEC_SUPPORT:
+        s->opt = ev->options;
+        break;
+    case ETRACE_DEC_TRAP:
+        if (ev->interrupt) {
+            s->interrupts++;
+        } else {
+            s->exceptions++;
+        }
+        break;
+    case ETRACE_DEC_SYNC:
+        s->syncs++;
+        break;
+    case ETRACE_DEC_GAP:
+        s->gaps++;
+        break;
+    default:
+        break;
+    }
+    s->prev_branch = false;
+    if (c->events && c->mode != OUT_SUMMARY) {
+        print_event(s, ev);
+    }
+    if (ev->type == ETRACE_DEC_ERROR) {
+        report_error(s, ev->error ? ev->error : "bad trace");
+    }
+}
+
+/* --------------------------------------------------------------- sources */
+
+/*
+ * The ETraceReadParcelFn gets the source as opaque: read through the
+ * context's image.
+ */
+static bool read_parcel(void *opaque, uint64_t addr, uint16_t *parcel)
+{
+    Source *s = opaque;
+
+    return rv_image_read_parcel(s->ctx->image, addr, parcel);
+}
+
+static bool source_restart(Source *s)
+{
+    ETraceDecoderConfig cfg = {
+        .params = s->ctx->params,
+        .options = s->opt,
+        .read_parcel = read_parcel,
+        .insn = on_insn,
+        .event = on_event,
+        .max_straight_run = s->ctx->max_run,
+        .opaque = s,
+    };
+    ETraceDecStats st;
+
+    if (s->dec) {
+        etrace_decoder_stats(s->dec, &st);
+        for (unsigned i = 0; i < 4; i++) {
+            s->dead.packets[i] += st.packets[i];
+            s->dead.f3_subformats[i] += st.f3_subformats[i];
+        }
+        s->dead.f0_subformats[0] += st.f0_subformats[0];
+        s->dead.f0_subformats[1] += st.f0_subformats[1];
+        s->dead.instructions += st.instructions;
+        s->dead.skipped += st.skipped;
+        etrace_decoder_free(s->dec);
+    }
+    memcpy(cfg.xtvec, s->ctx->xtvec, sizeof(cfg.xtvec));
+    s->dec = etrace_decoder_new(&cfg);
+    return s->dec != NULL;
+}
+
+static bool wanted_source(const Ctx *c, unsigned id)
+{
+    if (!c->nsrc_filter) {
+        return true;
+    }
+    for (unsigned i = 0; i < c->nsrc_filter; i++) {
+        if (c->src_filter[i] == id) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The decoder of source id; NULL if it is filtered out or one too many. */
+static Source *source_get(Ctx *c, unsigned id)
+{
+    Source *s = c->src[id];
+
+    if (s || !wanted_source(c, id)) {
+        return s;
+    }
+    if (c->nsrc_seen == c->max_sources) {
+        if (!c->failed) {
+            fprintf(stderr, "rvtrace-decode: error: byte offset %" PRIu64
+                    ": more than %u sources (--max-sources)\n", c->offset,
+                    c->max_sources);
+        }
+        c->failed = true;
+        return NULL;
+    }
+    s = calloc(1, sizeof(*s));
+    if (!s) {
+        return NULL;
+    }
+    s->ctx = c;
+    s->id = id;
+    s->opt = c->options;
+    if (!source_restart(s)) {
+        free(s);
+        fprintf(stderr, "rvtrace-decode: the decoder does not support "
+                "these parameters\n");
+        exit(EXIT_USAGE);
+    }
+    c->src[id] = s;
+    c->nsrc_seen++;
+    return s;
+}
+
+/* ---------------------------------------------------------------- framing */
+
+static unsigned src_bytes(const Ctx *c)
+{
+    return (c->params.src_bits + 7) / 8;
+}
+
+/*
+ * Length of the packet whose header is buf[0] (chapter 6 example
+ * encapsulation: payload length in bits 4:0, a 2-byte timestamp when bit 7
+ * is set, then the index), 1 for a padding byte, 0 for an invalid header.
+ */
+static unsigned packet_length(const Ctx *c, uint8_t header)
+{
+    if (!header) {
+        return 1;
+    }
+    if (!(header & 0x1f)) {
+        return 0;
+    }
+    return 1 + src_bytes(c) + (header & 0x80 ? 2 : 0) + (header & 0x1f);
+}
+
+/*
+ * Bytes of the valid packet (or padding) at buf[0..len): > 0, 0 if it
+ * runs past len, -1 if the bytes are no packet in the layout of the
+ * options given on the command line.
+ */
+static int valid_packet(const Ctx *c, const uint8_t *buf, size_t len)
+{
+    ETracePacket pkt;
+    const char *err;
+
+    return etrace_packet_unpack(&c->params, &c->options, buf, len, &pkt,
+                                &err);
+}
+
+/*
+ * The first packet boundary of a stream that may start inside a packet:
+ * frame it from each of the first BOUNDARY_CANDIDATES offsets, dropping
+ * the framings that meet bytes that are no valid packet; where all the
+ * others meet is a boundary of the true one.  Returns the offset, or -1
+ * if they do not meet in buf.
+ */
+static long find_boundary(const Ctx *c, const uint8_t *buf, size_t len)
+{
+    size_t pos[BOUNDARY_CANDIDATES];
+    bool alive[BOUNDARY_CANDIDATES];
+
+    for (unsigned i = 0; i < BOUNDARY_CANDIDATES; i++) {
+        pos[i] = i;
+        alive[i] = i < len;
+    }
+    for (;;) {
+        size_t lo = SIZE_MAX, hi = 0;
+        unsigned low = 0;
+        int n;
+
+        for (unsigned i = 0; i < BOUNDARY_CANDIDATES; i++) {
+            if (alive[i] && pos[i] < lo) {
+                lo = pos[i];
+                low = i;
+            }
+            if (alive[i] && pos[i] > hi) {
+                hi = pos[i];
+            }
+        }
+        if (lo == SIZE_MAX || lo >= len) {
+            return -1;
+        }
+        if (lo == hi) {
+            return (long)lo;
+        }
+        n = valid_packet(c, buf + lo, len - lo);
+        if (n < 0) {
+            alive[low] = false;
+        } else {
+            pos[low] = n ? lo + n : len;    /* 0: runs past the end */
+        }
+    }
+}
+
+/* Formats 0 to 2: branches and the address with its flags. */
+static void print_te_inst_fields(Ctx *c, Fields *f, const ETracePacket *k)
+{
+    field_u64(f, "branches", k->branches);
+    field_hex(f, "branch_map", k->branch_map);
+    if (k->format == 0 && k->subformat == 0) {
+        field_u64(f, "branch_count", k->branch_count);
+        field_u64(f, "branch_fmt", k->branch_fmt);
+    }
+    if (k->format == 0 && k->subformat == 1) {
+        field_u64(f, "index", k->index);
+    }
+    if (k->has_address) {
+        bool notify, updiscon, irreport;
+
+        etrace_packet_get_flags(&c->params, k, &notify, &updiscon,
+                                &irreport);
+        field_hex(f, "address", k->address);
+        field_u64(f, "notify", notify);
+        field_u64(f, "updiscon", updiscon);
+        field_u64(f, "irreport", irreport);
+        field_u64(f, "irdepth", k->irdepth);
+    }
+}
+
+/* --packets: the fields of a packet, before it is decoded. */
+static void print_packet(Source *s, const ETracePacket *k, unsigned n)
+{
+    Ctx *c = s->ctx;
+    Fields f = { .o = &c->out, .json = c->mode == OUT_JSON };
+
+    if (f.json) {
+        out_printf(f.o, "{\"type\":\"packet\",\"src\":%u", s->id);
+    } else {
+        out_str(f.o, "# ");
+        out_src_prefix(s);
+        out_str(f.o, "packet");
+    }
+    field_u64(&f, "offset", c->offset);
+    field_u64(&f, "packet", c->packets);
+    field_u64(&f, "bytes", n);
+    field_u64(&f, "format", k->format);
+    if (k->format == 3 || k->format == 0) {
+        field_u64(&f, "subformat", k->subformat);
+    }
+    if (k->format == 3 && k->subformat == 3) {
+        field_u64(&f, "enable", k->enable);
+        field_str(&f, "qual", qual_name(k->qual_status));
+        field_hex(&f, "options", k->options);
+    } else if (k->format == 3) {
+        field_u64(&f, "branch", k->branch);
+        field_u64(&f, "priv", k->privilege);
+        field_hex(&f, "context", k->context);
+        if (k->subformat == 1) {
+            field_u64(&f, "cause", k->ecause);
+            field_u64(&f, "interrupt", k->interrupt);
+            field_u64(&f, "thaddr", k->thaddr);
+            field_hex(&f, "tvalepc", k->tvalepc);
+        }
+        field_hex(&f, "address", k->address);
+    } else {
+        print_te_inst_fields(c, &f, k);
+    }
+    out_str(f.o, f.json ? "}\n" : "\n");
+}
+
+/* One whole packet of buf[0..n) at the current offset. */
+static void decode_packet(Ctx *c, const uint8_t *buf, unsigned n)
+{
+    unsigned id = 0;
+    Source *s;
+    ETracePacket pkt;
+    const char *err = "bad packet";
+
+    for (unsigned i = 0; i < src_bytes(c); i++) {
+        id |= (unsigned)buf[1 + i] << (8 * i);
+    }
+    id &= (1u << c->params.src_bits) - 1;
+    s = source_get(c, id);
+    if (!s) {
+        c->other_bytes += n;
+        return;
+    }
+    s->pkt_offset = c->offset;
+    s->pkt_number = c->packets;
+    if (etrace_packet_unpack(&c->params, &s->opt, buf, n, &pkt, &err) !=
+        (int)n) {
+        report_error(s, err);
+        /* the decoder cannot know a packet was lost: start it afresh */
+        source_restart(s);
+        return;
+    }
+    if (c->packets_shown) {
+        print_packet(s, &pkt, n);
+    }
+    etrace_decoder_packet(s->dec, &pkt);
+}
+
+/*
+ * Decode the whole packets at the start of buf[0..len).  Returns the bytes
+ * used; a packet cut by the end of buf waits for more.  At a bad header
+ * the framing is lost: *lost is set.
+ */
+static size_t frame(Ctx *c, const uint8_t *buf, size_t len, bool *lost)
+{
+    size_t used = 0;
+
+    *lost = false;
+    while (used < len && !c->stop) {
+        unsigned n = packet_length(c, buf[used]);
+
+        if (!n) {
+            *lost = true;
+            break;
+        }
+        if (n > len - used) {
+            break;
+        }
+        if (n == 1 && !buf[used]) {
+            c->padding++;
+        } else {
+            decode_packet(c, buf + used, n);
+            c->packets++;
+        }
+        used += n;
+        c->offset += n;
+    }
+    return used;
+}
+
+/* ------------------------------------------------------------------ input */
+
+/* The stream: a file read from its start, or a wrapped buffer rotated. */
+typedef struct Input {
+    FILE *f;
+    uint64_t size;          /* wrapped: the buffer size */
+    uint64_t pos;           /* wrapped: bytes read so far */
+    uint64_t start;         /* wrapped: the oldest byte */
+} Input;
+
+static size_t input_read(Ctx *c, Input *in, uint8_t *buf, size_t cap)
+{
+    uint64_t at, n;
+
+    if (!c->wrapped) {
+        return fread(buf, 1, cap, in->f);
+    }
+    if (in->pos == in->size) {
+        return 0;
+    }
+    at = (in->start + in->pos) % in->size;
+    n = in->size - at;
+    if (n > in->size - in->pos) {
+        n = in->size - in->pos;
+    }
+    if (n > cap) {
+        n = cap;
+    }
+    if (fseeko(in->f, (off_t)at, SEEK_SET) ||
+        fread(buf, 1, n, in->f) != n) {
+        return 0;
+    }
+    in->pos += n;
+    return n;
+}
+
+static bool input_open(Ctx *c, const char *path, Input *in)
+{
+    memset(in, 0, sizeof(*in));
+    in->f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    if (!in->f) {
+        fprintf(stderr, "rvtrace-decode: %s: %s\n", path, strerror(errno));
+        return false;
+    }
+    if (!c->wrapped) {
+        return true;
+    }
+    if (in->f == stdin || fseeko(in->f, 0, SEEK_END)) {
+        fprintf(stderr, "rvtrace-decode: --wrap needs a seekable file\n");
+        return false;
+    }
+    in->size = ftello(in->f);
+    if (c->wrap_offset >= in->size) {
+        fprintf(stderr, "rvtrace-decode: --wrap %" PRIu64 " is not inside "
+                "the %" PRIu64 "-byte buffer\n", c->wrap_offset, in->size);
+        return false;
+    }
+    in->start = c->wrap_offset;
+    return true;
+}
+
+/*
+ * Find a boundary at the start of buf[0..*len): drop the bytes before it.
+ * Returns false if there is none (the whole window is dropped).
+ */
+static bool skip_to_boundary(Ctx *c, uint8_t *buf, size_t *len)
+{
+    long at = find_boundary(c, buf, *len);
+
+    if (at < 0) {
+        c->skipped_bytes += *len;
+        c->offset += *len;
+        *len = 0;
+        return false;
+    }
+    c->skipped_bytes += at;
+    c->offset += at;
+    memmove(buf, buf + at, *len - at);
+    *len -= at;
+    return true;
+}
+
+/* Lost framing: every decoder waits for its next sync. */
+static void restart_all(Ctx *c)
+{
+    for (unsigned i = 0; i < (1u << c->params.src_bits); i++) {
+        if (c->src[i]) {
+            source_restart(c->src[i]);
+        }
+    }
+}
+
+static void bad_header(Ctx *c, uint8_t header)
+{
+    c->failed = true;
+    out_flush(&c->out);
+    fprintf(stderr, "rvtrace-decode: error: byte offset %" PRIu64 ", packet "
+            "%" PRIu64 ": bad packet header 0x%02x\n", c->offset, c->packets,
+            header);
+    if (!c->keep_going) {
+        c->stop = true;
+    }
+}
+
+static void decode_stream(Ctx *c, Input *in)
+{
+    size_t cap = READ_CHUNK + BOUNDARY_WINDOW, len = 0;
+    uint8_t *buf = malloc(cap);
+    bool search = c->find_boundary, eof = false, lost;
+
+    if (!buf) {
+        fprintf(stderr, "rvtrace-decode: out of memory\n");
+        exit(EXIT_USAGE);
+    }
+    while (!c->stop && (!eof || len)) {
+        size_t used;
+
+        while (!eof && len < cap) {
+            size_t got = input_read(c, in, buf + len, cap - len);
+
+            eof = got == 0;
+            len += got;
+        }
+        if (search) {
+            search = !skip_to_boundary(c, buf, &len);
+            if (search && eof) {
+                c->failed = true;
+                fprintf(stderr, "rvtrace-decode: error: byte offset %"
+                        PRIu64 ": no packet boundary found\n", c->offset);
+                break;
+            }
+            continue;
+        }
+        used = frame(c, buf, len, &lost);
+        memmove(buf, buf + used, len - used);
+        len -= used;
+        if (lost) {
+            bad_header(c, buf[0]);
+            /* with --keep-going, find the framing again after it */
+            memmove(buf, buf + 1, --len);
+            c->offset++;
+            c->skipped_bytes++;
+            search = true;
+            restart_all(c);
+        } else if (eof && len) {
+            break;      /* a packet cut by the end of the stream */
+        }
+    }
+    if (len && !c->stop && !search) {
+        c->failed = true;
+        fprintf(stderr, "rvtrace-decode: error: byte offset %" PRIu64 ", "
+                "packet %" PRIu64 ": truncated packet at the end of the "
+                "stream\n", c->offset, c->packets);
+    }
+    free(buf);
+}
+
+/* --------------------------------------------------------------- summary */
+
+typedef struct Totals {
+    ETraceDecStats st;
+    uint64_t insns, branches, taken, exceptions, interrupts;
+    uint64_t syncs, gaps, errors;
+} Totals;
+
+static void add_source(Totals *t, const Source *s)
+{
+    ETraceDecStats st;
+
+    etrace_decoder_stats(s->dec, &st);
+    for (unsigned i = 0; i < 4; i++) {
+        t->st.packets[i] += st.packets[i] + s->dead.packets[i];
+        t->st.f3_subformats[i] += st.f3_subformats[i] +
+                                  s->dead.f3_subformats[i];
+    }
+    for (unsigned i = 0; i < 2; i++) {
+        t->st.f0_subformats[i] += st.f0_subformats[i] +
+                                  s->dead.f0_subformats[i];
+    }
+    t->st.instructions += st.instructions + s->dead.instructions;
+    t->st.skipped += st.skipped + s->dead.skipped;
+    t->insns += s->insns;
+    t->branches += s->branches;
+    t->taken += s->taken;
+    t->exceptions += s->exceptions;
+    t->interrupts += s->interrupts;
+    t->syncs += s->syncs;
+    t->gaps += s->gaps;
+    t->errors += s->errors;
+}
+
+static void print_counts(Output *o, const char *indent, const Totals *t)
+{
+    out_printf(o, "%sinstructions         %" PRIu64 "\n", indent,
+               t->st.instructions);
+    out_printf(o, "%sbranches             %" PRIu64 " (taken %" PRIu64 ")\n",
+               indent, t->branches, t->taken);
+    out_printf(o, "%straps                %" PRIu64 " (exceptions %" PRIu64
+               ", interrupts %" PRIu64 ")\n", indent,
+               t->exceptions + t->interrupts, t->exceptions, t->interrupts);
+    out_printf(o, "%ssyncs                %" PRIu64 "\n", indent, t->syncs);
+    out_printf(o, "%sgaps                 %" PRIu64 "\n", indent, t->gaps);
+    out_printf(o, "%serrors               %" PRIu64 "\n", indent, t->errors);
+    out_printf(o, "%spackets              %" PRIu64 ": format 0 %" PRIu64
+               " (0.0 %" PRIu64 ", 0.1 %" PRIu64 "), 1 %" PRIu64 ", 2 %"
+               PRIu64 ", 3 %" PRIu64 " (sync %" PRIu64 ", trap %" PRIu64
+               ", context %" PRIu64 ", support %" PRIu64 ")\n", indent,
+               t->st.packets[0] + t->st.packets[1] + t->st.packets[2] +
+               t->st.packets[3], t->st.packets[0], t->st.f0_subformats[0],
+               t->st.f0_subformats[1], t->st.packets[1], t->st.packets[2],
+               t->st.packets[3], t->st.f3_subformats[0],
+               t->st.f3_subformats[1], t->st.f3_subformats[2],
+               t->st.f3_subformats[3]);
+    if (t->st.skipped) {
+        out_printf(o, "%spackets before sync  %" PRIu64 "\n", indent,
+                   t->st.skipped);
+    }
+}
+
+typedef struct Hot {
+    uint64_t count;
+    size_t sym;
+} Hot;
+
+static int hot_order(const void *a, const void *b)
+{
+    const Hot *x = a, *y = b;
+
+    return x->count != y->count ? (x->count < y->count ? 1 : -1) :
+           (x->sym > y->sym) - (x->sym < y->sym);
+}
+
+static void print_hottest(Ctx *c, uint64_t total)
+{
+    size_t nsym = rv_image_symbols(c->image), n = 0;
+    Hot *hot = calloc(nsym + 1, sizeof(*hot));
+
+    if (!hot || !total) {
+        free(hot);
+        return;
+    }
+    for (size_t i = 0; i <= nsym; i++) {
+        if (c->sym_count[i]) {
+            hot[n++] = (Hot) { .count = c->sym_count[i], .sym = i };
+        }
+    }
+    qsort(hot, n, sizeof(*hot), hot_order);
+    out_printf(&c->out, "hottest functions (instructions):\n");
+    for (size_t i = 0; i < n && i < c->top; i++) {
+        const RVSymbol *s = rv_image_symbol_at(c->image, hot[i].sym);
+
+        out_printf(&c->out, "  %6.2f%%  %12" PRIu64 "  %s\n",
+                   100.0 * hot[i].count / total, hot[i].count,
+                   s ? s->name : "(no symbol)");
+    }
+    free(hot);
+}
+
+static void print_summary(Ctx *c)
+{
+    Totals all = { 0 };
+    uint64_t bytes = c->offset;
+
+    for (unsigned i = 0; i < (1u << c->params.src_bits); i++) {
+        Totals one = { 0 };
+
+        if (!c->src[i]) {
+            continue;
+        }
+        add_source(&all, c->src[i]);
+        if (c->nsrc_seen > 1) {
+            add_source(&one, c->src[i]);
+            out_printf(&c->out, "source %u:\n", i);
+            print_counts(&c->out, "  ", &one);
+        }
+    }
+    if (c->nsrc_seen > 1) {
+        out_printf(&c->out, "all sources:\n");
+    }
+    print_counts(&c->out, "", &all);
+    out_printf(&c->out, "bytes                %" PRIu64 " (padding %" PRIu64
+               ", skipped %" PRIu64 ", other sources %" PRIu64 ")\n", bytes,
+               c->padding, c->skipped_bytes, c->other_bytes);
+    if (all.st.instructions) {
+        out_printf(&c->out, "bits per instruction %.4f\n",
+                   8.0 * (bytes - c->other_bytes) / all.st.instructions);
+    }
+    print_hottest(c, all.insns);
+}
+
+/* ------------------------------------------------------------ arguments */
+
+static const char usage_text[] =
+"NAME\n"
+"    rvtrace-decode - rebuild a RISC-V instruction trace from E-trace "
+"packets\n"
+"\n"
+"SYNOPSIS\n"
+"    rvtrace-decode [OPTION]... -e GUEST.elf [-e ...] TRACE\n"
+"    rvtrace-decode [OPTION]... -r IMAGE.bin@ADDR TRACE\n"
+"\n"
+"DESCRIPTION\n"
+"    Reads the bytes a trace sink captured (TRACE; - for standard input),\n"
+"    follows the program image from each synchronisation packet and\n"
+"    prints every retired instruction, in order.  The packets are those\n"
+"    of Efficient Trace for RISC-V v1.1.1 (or the 2.0 layout), framed\n"
+"    as the example encapsulation of its chapter 6 (zero bytes are\n"
+"    padding).  Packets before the first sync are skipped; after a\n"
+"    trace_lost the decoder resumes at the next sync and the output says\n"
+"    so (a gap event).  Bad input stops it (or, with -k, it goes on from\n"
+"    the next sync).  Memory use does not depend on the trace length.\n"
+"\n"
+"  Program image\n"
+"    -e, --elf FILE        a guest ELF file (ELF32 or ELF64): its PT_LOAD\n"
+"                          segments and symbols; repeatable\n"
+"    -r, --raw FILE@ADDR   a raw binary loaded at ADDR; repeatable\n"
+"\n"
+"  Input\n"
+"    --wrap OFFSET         TRACE is a whole circular buffer that wrapped\n"
+"                          (RAM sink: Wrap set); its oldest byte is at\n"
+"                          OFFSET (WP - Start).  Implies --find-boundary\n"
+"    --find-boundary       TRACE may start inside a packet: decode from\n"
+"                          the first packet boundary (found by framing\n"
+"                          from every possible start until all agree)\n"
+"\n"
+"  Encoder parameters (default: those of QEMU's encoder for the ELF's\n"
+"  XLEN, docs/rvtrace.rst)\n"
+"    --xlen 32|64          iaddress_width_p (default: from the first ELF,\n"
+"                          else 64)\n"
+"    --discovery D0,D1     the encoder's discovery registers 0xE00 and\n"
+"                          0xE04 (hex or decimal): every parameter\n"
+"    --arch 1.1|2.0        packet layout (v1.1.1 draft or ratified 2.0)\n"
+"    --param NAME=VALUE    one parameter: iaddress_lsb, ecause_width,\n"
+"                          privilege_width, context_width,\n"
+"                          call_counter_size, return_stack_size,\n"
+"                          bpred_size, cache_size, f0s_width, sijump\n"
+"    --src-bits N          width of the index field (trTeInstFeatures\n"
+"                          SrcBits; QEMU with rvtrace-chardev and -smp N:\n"
+"                          the bits N - 1 needs)\n"
+"    --src ID              decode only source ID (repeatable; default all)\n"
+"    --max-sources N       decoders to create at most (default 64)\n"
+"\n"
+"  Run-time options until the first support packet (which replaces\n"
+"  them; needed for a wrapped buffer that lost its support packet)\n"
+"    --features F          trTeInstFeatures bits: 1 full address, 2\n"
+"                          implicit exception, 4 sijump, 8 implicit\n"
+"                          return (bits 7:6: 1 counter, 3 stack), 16\n"
+"                          branch prediction, 32 jump target cache\n"
+"    --full-address, --implicit-exception, --sijump,\n"
+"    --implicit-return=counter|stack, --branch-prediction,\n"
+"    --jump-target-cache   the same, one at a time\n"
+"    --tvec PRIV=ADDR      trap vector (xtvec value or a symbol name) of\n"
+"                          privilege PRIV (M, S, U or 0..3), for implicit\n"
+"                          exception mode; repeatable\n"
+"    --max-run N           instructions followed without a branch before\n"
+"                          a packet is judged unreachable (default 2^22)\n"
+"\n"
+"  Output (to standard output, or -o FILE)\n"
+"    (default)             one address per line (0x80000000); events as\n"
+"                          lines starting with '#': # TYPE key=value...\n"
+"    -d, --disasm          objdump-like lines: address, privilege,\n"
+"                          <symbol+offset>, raw bits, disassembly (from\n"
+"                          objdump, see --objdump)\n"
+"    -j, --json            one JSON object per line: {\"type\":\"insn\",\n"
+"                          \"src\":0,\"addr\":\"0x...\",\"priv\":3,\"len\":4}\n"
+"                          and one per event; with -d also sym, bits, asm\n"
+"    -s, --summary         counts only: instructions, branches, traps,\n"
+"                          packets per format, bytes, bits per\n"
+"                          instruction and the hottest functions\n"
+"    --top N               functions in the summary (default 10)\n"
+"    --no-events           no event lines\n"
+"    --packets             also every packet's fields, before what it\n"
+"                          decodes to (# packet offset=... format=...)\n"
+"    --objdump PROG        disassembler (default: $RVTRACE_OBJDUMP, else\n"
+"                          riscv64-unknown-elf-objdump)\n"
+"    -o, --output FILE     write to FILE\n"
+"\n"
+"  Errors\n"
+"    -k, --keep-going      after bad input, go on from the next sync (or\n"
+"                          the next packet boundary) instead of stopping\n"
+"    -h, --help            this text\n"
+"\n"
+"EVENTS\n"
+"    sync (format 3.0), trap (3.1: kind, cause, tvalepc, from = last\n"
+"    retired instruction, handler), context (3.2), support (3.3), gap\n"
+"    (qualification ended or trace_lost), end (tracing disabled), notify,\n"
+"    error.  Every event names the byte offset and number of its packet.\n"
+"    A synchronous exception means the instruction after 'from' did not\n"
+"    retire: it is not in the output (E-trace 4.1).\n"
+"\n"
+"EXIT STATUS\n"
+"    0 decoded without error, 1 the trace has errors (each one printed\n"
+"    on standard error with its byte offset and packet number), 2 bad\n"
+"    arguments or unreadable files.\n"
+"\n"
+"EXAMPLES\n"
+"    qemu-system-riscv64 -M virt,rvtrace=on,rvtrace-chardev=tr \\\n"
+"        -chardev file,id=tr,path=trace.bin -kernel guest.elf ...\n"
+"    rvtrace-decode -e guest.elf -r rom.bin@0x1000 trace.bin\n"
+"    rvtrace-decode -s -e guest.elf trace.bin\n"
+"    rvtrace-decode --wrap 0x1234 --features 254 -e guest.elf ram.bin\n";
+
+static void usage_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
+
+static void usage_error(const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "rvtrace-decode: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry 'rvtrace-decode --help'.\n");
+    exit(EXIT_USAGE);
+}
+
+/* A decimal or 0x-prefixed hexadecimal number that fits 64 bits. */
+static uint64_t parse_u64(const char *s, const char *what)
+{
+    bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+    unsigned base = hex ? 16 : 10;
+    const char *p = hex ? s + 2 : s;
+    uint64_t v = 0;
+
+    if (!*p) {
+        usage_error("%s: not a number: '%s'", what, s);
+    }
+    for (; *p; p++) {
+        unsigned d = *p >= '0' && *p <= '9' ? *p - '0' :
+                     *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 :
+                     *p >= 'A' && *p <= 'F' ? *p - 'A' + 10 : 16;
+
+        if (d >= base || v > (UINT64_MAX - d) / base) {
+            usage_error("%s: not a number: '%s'", what, s);
+        }
+        v = v * base + d;
+    }
+    return v;
+}
+
+static unsigned parse_small(const char *s, const char *what, unsigned max)
+{
+    uint64_t v = parse_u64(s, what);
+
+    if (v > max) {
+        usage_error("%s: %" PRIu64 " is above %u", what, v, max);
+    }
+    return v;
+}
+
+/* Features of trTeInstFeatures (docs/rvtrace.rst) as options. */
+static void features_to_options(uint64_t f, ETraceOptions *o)
+{
+    o->full_address = f & 1;
+    o->implicit_exception = f & 2;
+    o->sijump = f & 4;
+    o->implicit_return = !(f & 8) ? ETRACE_IR_OFF :
+                         ((f >> 6) & 3) == 1 ? ETRACE_IR_CALL_COUNTER :
+                         ETRACE_IR_RETURN_STACK;
+    o->branch_prediction = f & 16;
+    o->jump_target_cache = f & 32;
+}
+
+static void discovery_to_params(const char *arg, ETraceParams *p)
+{
+    char *copy = strdup(arg), *comma = copy ? strchr(copy, ',') : NULL;
+    uint64_t d0, d1;
+
+    if (!comma) {
+        usage_error("--discovery: expected D0,D1");
+    }
+    *comma = '\0';
+    d0 = parse_u64(copy, "--discovery");
+    d1 = parse_u64(comma + 1, "--discovery");
+    free(copy);
+    etrace_params_default(p, d0 & 0xff);
+    p->iaddress_lsb_p = (d0 >> 8) & 0xf;
+    p->ecause_width_p = (d0 >> 12) & 0xff;
+    p->privilege_width_p = (d0 >> 20) & 0xf;
+    p->context_width_p = (d0 >> 24) & 0xff;
+    p->call_counter_size_p = d1 & 0xf;
+    p->return_stack_size_p = (d1 >> 4) & 0xf;
+    p->bpred_size_p = (d1 >> 8) & 0xf;
+    p->cache_size_p = (d1 >> 12) & 0xf;
+    p->sijump_p = (d1 >> 16) & 1;
+    p->f0s_width_p = (d1 >> 17) & 1;
+    p->arch = (d1 >> 20) & 0xf;
+}
+
+static void set_param(ETraceParams *p, const char *arg)
+{
+    static const struct {
+        const char *name;
+        size_t offset;
+    } names[] = {
+#define P(n, f) { n, offsetof(ETraceParams, f) }
+        P("iaddress_lsb", iaddress_lsb_p), P("ecause_width", ecause_width_p),
+        P("privilege_width", privilege_width_p),
+        P("context_width", context_width_p),
+        P("call_counter_size", call_counter_size_p),
+        P("return_stack_size", return_stack_size_p),
+        P("bpred_size", bpred_size_p), P("cache_size", cache_size_p),
+        P("f0s_width", f0s_width_p),
+#undef P
+    };
+    const char *eq = strchr(arg, '=');
+    size_t n = eq ? (size_t)(eq - arg) : 0;
+
+    if (!eq) {
+        usage_error("--param: expected NAME=VALUE");
+    }
+    if (n == 6 && !strncmp(arg, "sijump", 6)) {
+        p->sijump_p = parse_small(eq + 1, "--param sijump", 1);
+        return;
+    }
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (strlen(names[i].name) == n && !strncmp(arg, names[i].name, n)) {
+            *(unsigned *)((char *)p + names[i].offset) =
+                parse_small(eq + 1, "--param", 64);
+            return;
+        }
+    }
+    usage_error("--param: unknown parameter '%.*s'", (int)n, arg);
+}
+
+/* Options whose values need the image (symbols) or the XLEN. */
+typedef struct Deferred {
+    const char *discovery;
+    const char *params[32];
+    unsigned nparams;
+    const char *tvec[8];
+    unsigned ntvec;
+    const char *arch;
+    unsigned xlen;
+    int src_bits;
+    uint64_t features;
+    bool have_features;
+    ETraceOptions set;      /* single flags, or'ed over the features */
+    const char *objdump;
+    const char *output;
+} Deferred;
+
+static unsigned parse_priv(const char *s, size_t n)
+{
+    if (n == 1 && (s[0] == 'M' || s[0] == 'm')) {
+        return 3;
+    }
+    if (n == 1 && (s[0] == 'S' || s[0] == 's')) {
+        return 1;
+    }
+    if (n == 1 && (s[0] == 'U' || s[0] == 'u')) {
+        return 0;
+    }
+    if (n == 1 && s[0] >= '0' && s[0] <= '3') {
+        return s[0] - '0';
+    }
+    usage_error("--tvec: unknown privilege '%.*s'", (int)n, s);
+}
+
+static void set_tvec(Ctx *c, const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    unsigned priv;
+    uint64_t v;
+
+    if (!eq) {
+        usage_error("--tvec: expected PRIV=ADDR");
+    }
+    priv = parse_priv(arg, eq - arg);
+    if (!rv_image_find_symbol(c->image, eq + 1, &v)) {
+        v = parse_u64(eq + 1, "--tvec");
+    }
+    c->xtvec[priv] = v;
+}
+
+static void add_image(Ctx *c, const char *arg, bool raw)
+{
+    char err[512];
+    const char *at = raw ? strrchr(arg, '@') : NULL;
+    bool ok;
+
+    if (raw && !at) {
+        usage_error("--raw: expected FILE@ADDR");
+    }
+    if (raw) {
+        char *path = strndup(arg, at - arg);
+
+        ok = path && rv_image_add_raw(c->image, path,
+                                      parse_u64(at + 1, "--raw"), err,
+                                      sizeof(err));
+        free(path);
+    } else {
+        ok = rv_image_add_elf(c->image, arg, err, sizeof(err));
+    }
+    if (!ok) {
+        fprintf(stderr, "rvtrace-decode: %s\n", err);
+        exit(EXIT_USAGE);
+    }
+}
+
+enum {
+    OPT_WRAP = 256, OPT_FIND_BOUNDARY, OPT_XLEN, OPT_DISCOVERY, OPT_ARCH,
+    OPT_PARAM, OPT_SRC_BITS, OPT_SRC, OPT_MAX_SOURCES, OPT_FEATURES,
+    OPT_FULL_ADDRESS, OPT_IMPLICIT_EXCEPTION, OPT_SIJUMP,
+    OPT_IMPLICIT_RETURN, OPT_BRANCH_PREDICTION, OPT_JUMP_TARGET_CACHE,
+    OPT_TVEC, OPT_MAX_RUN, OPT_TOP, OPT_NO_EVENTS, OPT_OBJDUMP,
+    OPT_PACKETS,
+};
+
+static const struct option long_options[] = {
+    { "elf", required_argument, NULL, 'e' },
+    { "raw", required_argument, NULL, 'r' },
+    { "wrap", required_argument, NULL, OPT_WRAP },
+    { "find-boundary", no_argument, NULL, OPT_FIND_BOUNDARY },
+    { "xlen", required_argument, NULL, OPT_XLEN },
+    { "discovery", required_argument, NULL, OPT_DISCOVERY },
+    { "arch", required_argument, NULL, OPT_ARCH },
+    { "param", required_argument, NULL, OPT_PARAM },
+    { "src-bits", required_argument, NULL, OPT_SRC_BITS },
+    { "src", required_argument, NULL, OPT_SRC },
+    { "max-sources", required_argument, NULL, OPT_MAX_SOURCES },
+    { "features", required_argument, NULL, OPT_FEATURES },
+    { "full-address", no_argument, NULL, OPT_FULL_ADDRESS },
+    { "implicit-exception", no_argument, NULL, OPT_IMPLICIT_EXCEPTION },
+    { "sijump", no_argument, NULL, OPT_SIJUMP },
+    { "implicit-return", required_argument, NULL, OPT_IMPLICIT_RETURN },
+    { "branch-prediction", no_argument, NULL, OPT_BRANCH_PREDICTION },
+    { "jump-target-cache", no_argument, NULL, OPT_JUMP_TARGET_CACHE },
+    { "tvec", required_argument, NULL, OPT_TVEC },
+    { "max-run", required_argument, NULL, OPT_MAX_RUN },
+    { "disasm", no_argument, NULL, 'd' },
+    { "json", no_argument, NULL, 'j' },
+    { "summary", no_argument, NULL, 's' },
+    { "top", required_argument, NULL, OPT_TOP },
+    { "no-events", no_argument, NULL, OPT_NO_EVENTS },
+    { "packets", no_argument, NULL, OPT_PACKETS },
+    { "objdump", required_argument, NULL, OPT_OBJDUMP },
+    { "output", required_argument, NULL, 'o' },
+    { "keep-going", no_argument, NULL, 'k' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+static void parse_option(Ctx *c, Deferred *d, int opt)
+{
+    switch (opt) {
+    case 'e':
+    case 'r':
+        if (rv_image_segments(c->image) >= MAX_IMAGES * 16) {
+            usage_error("too many images");
+        }
+        add_image(c, optarg, opt == 'r');
+        break;
+    case OPT_WRAP:
+        c->wrapped = c->find_boundary = true;
+        c->wrap_offset = parse_u64(optarg, "--wrap");
+        break;
+    case OPT_FIND_BOUNDARY:
+        c->find_boundary = true;
+        break;
+    case OPT_XLEN:
+        d->xlen = parse_small(optarg, "--xlen", 64);
+        if (d->xlen != 32 && d->xlen != 64) {
+            usage_error("--xlen: 32 or 64");
+        }
+        break;
+    case OPT_DISCOVERY:
+        d->discovery = optarg;
+        break;
+    case OPT_ARCH:
+        if (strcmp(optarg, "1.1") && strcmp(optarg, "2.0")) {
+            usage_error("--arch: 1.1 or 2.0");
+        }
+        d->arch = optarg;
+        break;
+    case OPT_PARAM:
+        if (d->nparams == sizeof(d->params) / sizeof(d->params[0])) {
+            usage_error("too many --param");
+        }
+        d->params[d->nparams++] = optarg;
+        break;
+    case OPT_SRC_BITS:
+        d->src_bits = parse_small(optarg, "--src-bits", 16);
+        break;
+    case OPT_SRC:
+        if (c->nsrc_filter == MAX_SRC_FILTER) {
+            usage_error("too many --src");
+        }
+        c->src_filter[c->nsrc_filter++] = parse_small(optarg, "--src",
+                                                      0xffff);
+        break;
+    case OPT_MAX_SOURCES:
+        c->max_sources = parse_small(optarg, "--max-sources", 65536);
+        break;
+    case OPT_FEATURES:
+        d->features = parse_u64(optarg, "--features");
+        d->have_features = true;
+        break;
+    case OPT_FULL_ADDRESS:
+        d->set.full_address = true;
+        break;
+    case OPT_IMPLICIT_EXCEPTION:
+        d->set.implicit_exception = true;
+        break;
+    case OPT_SIJUMP:
+        d->set.sijump = true;
+        break;
+    case OPT_IMPLICIT_RETURN:
+        if (!strcmp(optarg, "counter")) {
+            d->set.implicit_return = ETRACE_IR_CALL_COUNTER;
+        } else if (!strcmp(optarg, "stack")) {
+            d->set.implicit_return = ETRACE_IR_RETURN_STACK;
+        } else {
+            usage_error("--implicit-return: counter or stack");
+        }
+        break;
+    case OPT_BRANCH_PREDICTION:
+        d->set.branch_prediction = true;
+        break;
+    case OPT_JUMP_TARGET_CACHE:
+        d->set.jump_target_cache = true;
+        break;
+    case OPT_TVEC:
+        if (d->ntvec == sizeof(d->tvec) / sizeof(d->tvec[0])) {
+            usage_error("too many --tvec");
+        }
+        d->tvec[d->ntvec++] = optarg;
+        break;
+    case OPT_MAX_RUN:
+        c->max_run = parse_u64(optarg, "--max-run");
+        break;
+    case 'd':
+        c->disasm = true;
+        break;
+    case 'j':
+        c->mode = OUT_JSON;
+        break;
+    case 's':
+        c->mode = OUT_SUMMARY;
+        break;
+    case OPT_TOP:
+        c->top = parse_small(optarg, "--top", 1000000);
+        break;
+    case OPT_NO_EVENTS:
+        c->events = false;
+        break;
+    case OPT_PACKETS:
+        c->packets_shown = true;
+        break;
+    case OPT_OBJDUMP:
+        d->objdump = optarg;
+        break;
+    case 'o':
+        d->output = optarg;
+        break;
+    case 'k':
+        c->keep_going = true;
+        break;
+    case 'h':
+        fputs(usage_text, stdout);
+        exit(0);
+    default:
+        usage_error("unknown option");
+    }
+}
+
+/* Parameters: QEMU's defaults for the XLEN, then discovery, then flags. */
+static void finish_params(Ctx *c, const Deferred *d)
+{
+    unsigned xlen = d->xlen ? d->xlen : rv_image_xlen(c->image);
+    const char *err = NULL;
+
+    if (!xlen) {
+        xlen = 64;
+    }
+    if (d->discovery) {
+        discovery_to_params(d->discovery, &c->params);
+    } else {
+        etrace_params_default(&c->params, xlen);
+        /* QEMU reports satp.ASID: 16 bits on RV64, 9 on RV32 */
+        c->params.context_width_p = xlen == 32 ? 9 : 16;
+    }
+    if (d->xlen) {
+        c->params.iaddress_width_p = d->xlen;
+    }
+    if (d->arch) {
+        c->params.arch = !strcmp(d->arch, "2.0") ? ETRACE_ARCH_2_0 :
+                         ETRACE_ARCH_1_1;
+    }
+    for (unsigned i = 0; i < d->nparams; i++) {
+        set_param(&c->params, d->params[i]);
+    }
+    c->params.src_bits = d->src_bits;
+    c->params.src_id = 0;
+    if (!etrace_params_check(&c->params, &err)) {
+        usage_error("bad encoder parameters: %s", err);
+    }
+}
+
+static void finish_options(Ctx *c, const Deferred *d)
+{
+    const ETraceOptions *s = &d->set;
+
+    if (d->have_features) {
+        features_to_options(d->features, &c->options);
+    }
+    c->options.full_address |= s->full_address;
+    c->options.implicit_exception |= s->implicit_exception;
+    c->options.sijump |= s->sijump;
+    c->options.branch_prediction |= s->branch_prediction;
+    c->options.jump_target_cache |= s->jump_target_cache;
+    if (s->implicit_return) {
+        c->options.implicit_return = s->implicit_return;
+    }
+    /* modes the parameters do not have are off, as in the encoder */
+    etrace_options_unpack(&c->params, etrace_options_pack(&c->params,
+                                                          &c->options),
+                          &c->options);
+    for (unsigned i = 0; i < d->ntvec; i++) {
+        set_tvec(c, d->tvec[i]);
+    }
+}
+
+static void finish_output(Ctx *c, const Deferred *d)
+{
+    const char *objdump = d->objdump ? d->objdump : getenv("RVTRACE_OBJDUMP");
+
+    c->out.f = d->output ? fopen(d->output, "w") : stdout;
+    if (!c->out.f) {
+        fprintf(stderr, "rvtrace-decode: %s: %s\n", d->output,
+                strerror(errno));
+        exit(EXIT_USAGE);
+    }
+    c->out.buf = malloc(OUT_BUFFER);
+    c->src = calloc(1u << c->params.src_bits, sizeof(*c->src));
+    c->sym_count = calloc(rv_image_symbols(c->image) + 1,
+                          sizeof(*c->sym_count));
+    if (!c->out.buf || !c->src || !c->sym_count) {
+        fprintf(stderr, "rvtrace-decode: out of memory\n");
+        exit(EXIT_USAGE);
+    }
+    if (c->disasm && c->mode == OUT_ADDRESSES) {
+        c->mode = OUT_DISASM;
+    }
+    if (c->disasm && !rv_image_load_disasm(c->image, objdump ? objdump :
+                                           "riscv64-unknown-elf-objdump")) {
+        fprintf(stderr, "rvtrace-decode: warning: no disassembly (objdump "
+                "failed; see --objdump)\n");
+    }
+}
+
+static const char *parse_args(Ctx *c, int argc, char **argv)
+{
+    Deferred d = { 0 };
+    int opt;
+
+    while ((opt = getopt_long(argc, argv, "e:r:djso:kh", long_options,
+                              NULL)) != -1) {
+        parse_option(c, &d, opt);
+    }
+    if (optind != argc - 1) {
+        usage_error(optind < argc ? "one trace file expected" :
+                    "no trace file");
+    }
+    if (!rv_image_segments(c->image)) {
+        usage_error("no program image (-e or -r)");
+    }
+    finish_params(c, &d);
+    finish_options(c, &d);
+    finish_output(c, &d);
+    return argv[optind];
+}
+
+/* ------------------------------------------------------------------ main */
+
+static void free_all(Ctx *c)
+{
+    for (unsigned i = 0; c->src && i < (1u << c->params.src_bits); i++) {
+        if (c->src[i]) {
+            etrace_decoder_free(c->src[i]->dec);
+            free(c->src[i]);
+        }
+    }
+    free(c->src);
+    free(c->sym_count);
+    free(c->out.buf);
+    rv_image_free(c->image);
+}
+
+int main(int argc, char **argv)
+{
+    Ctx c = {
+        .events = true, .max_sources = DEFAULT_MAX_SOURCES,
+        .top = DEFAULT_TOP,
+    };
+    const char *trace;
+    Input in;
+
+    c.image = rv_image_new();
+    if (!c.image) {
+        return EXIT_USAGE;
+    }
+    trace = parse_args(&c, argc, argv);
+    if (!input_open(&c, trace, &in)) {
+        free_all(&c);
+        return EXIT_USAGE;
+    }
+    decode_stream(&c, &in);
+    if (c.mode == OUT_SUMMARY) {
+        print_summary(&c);
+    }
+    out_flush(&c.out);
+    if (in.f != stdin) {
+        fclose(in.f);
+    }
+    if (c.out.f != stdout && fclose(c.out.f)) {
+        c.failed = true;
+    }
+    free_all(&c);
+    return c.failed ? EXIT_DECODE_ERROR : 0;
+}
