@@ -250,6 +250,10 @@ static void te_encode(void *opaque, const ETraceBlock *b)
 {
     RISCVTraceEncoderState *te = opaque;
 
+    trace_riscv_trace_encoder_block(te->cpu->cpu_index, b->iaddr, b->iretire,
+                                    b->ilastsize, b->itype, b->priv,
+                                    b->sijump | b->qualified << 1,
+                                    b->cause, b->tval, b->epc);
     etrace_encoder_block(te->enc, b);
     if (te->lost) {
         te->lost = false;
