@@ -23,6 +23,7 @@
 #define ICACHE_EMPTY_TAG    1   /* no instruction has an odd address */
 
 #define DEFAULT_STRAIGHT_RUN    (1ull << 22)
+#define DEFAULT_PACKET_WALK     (1ull << 27)
 
 /* What an instruction does to the walk. */
 typedef enum InsnKind {
@@ -78,6 +79,8 @@ struct ETraceDecoder {
     ETraceOptions opt;
     uint64_t addr_mask;     /* XLEN bits */
     uint64_t max_run;
+    uint64_t max_walk;      /* instructions followed for one packet */
+    uint64_t walked;
 
     /* stream */
     uint8_t pend[ETRACE_MAX_PACKET];
@@ -669,6 +672,10 @@ static bool step(ETraceDecoder *d, const Target *t, bool *jumped)
 static inline bool no_progress(ETraceDecoder *d, uint64_t *run,
                                bool branch)
 {
+    if (++d->walked > d->max_walk) {
+        return !error(d, "more instructions for one packet than the limit "
+                      "(max_packet_walk)");
+    }
     *run = branch ? 0 : *run + 1;
     if (*run > d->max_run) {
         return !error(d, "the path does not reach the reported address");
@@ -1070,6 +1077,7 @@ static bool context_packet(ETraceDecoder *d, const ETracePacket *pkt)
 int etrace_decoder_packet(ETraceDecoder *d, const ETracePacket *pkt)
 {
     d->err_now = false;
+    d->walked = 0;
     d->stats.packets[pkt->format & 3]++;
     if (pkt->format == 3) {
         d->stats.f3_subformats[pkt->subformat & 3]++;
@@ -1226,6 +1234,8 @@ ETraceDecoder *etrace_decoder_new(const ETraceDecoderConfig *cfg)
     d->addr_mask = d->p.iaddress_width_p == 64 ? UINT64_MAX : UINT32_MAX;
     d->max_run = cfg->max_straight_run ? cfg->max_straight_run
                                        : DEFAULT_STRAIGHT_RUN;
+    d->max_walk = cfg->max_packet_walk ? cfg->max_packet_walk
+                                       : DEFAULT_PACKET_WALK;
     for (unsigned i = 0; i < ICACHE_SIZE; i++) {
         d->icache[i].addr = ICACHE_EMPTY_TAG;
     }

@@ -102,6 +102,14 @@ typedef struct ETraceDecoderConfig {
      * a default of 2^22.
      */
     uint64_t max_straight_run;
+    /*
+     * Instructions followed for one packet before the decoder gives up:
+     * bounds the work hostile input (a format 0.0 branch count of up to
+     * 2^32) can cause; 0 picks a default of 2^27.  A real trace needs
+     * more only for a loop of that length whose branches were all
+     * predicted.
+     */
+    uint64_t max_packet_walk;
     void *opaque;
 } ETraceDecoderConfig;
 

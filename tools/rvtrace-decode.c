@@ -72,6 +72,7 @@ struct Ctx {
     ETraceOptions options;
     uint64_t xtvec[4];
     uint64_t max_run;
+    uint64_t max_walk;
     OutputMode mode;
     bool disasm;            /* also in JSON lines */
     bool events;
@@ -608,6 +609,7 @@ static bool source_restart(Source *s)
         .insn = on_insn,
         .event = on_event,
         .max_straight_run = s->ctx->max_run,
+        .max_packet_walk = s->ctx->max_walk,
         .opaque = s,
     };
     ETraceDecStats st;
@@ -1245,6 +1247,9 @@ static const char usage_text[] =
 "                          exception mode; repeatable\n"
 "    --max-run N           instructions followed without a branch before\n"
 "                          a packet is judged unreachable (default 2^22)\n"
+"    --max-walk N          instructions followed for one packet before\n"
+"                          the decoder gives up (default 2^27; bounds\n"
+"                          hostile branch counts)\n"
 "\n"
 "  Output (to standard output, or -o FILE)\n"
 "    (default)             one address per line (0x80000000); events as\n"
@@ -1495,7 +1500,7 @@ enum {
     OPT_PARAM, OPT_SRC_BITS, OPT_SRC, OPT_MAX_SOURCES, OPT_FEATURES,
     OPT_FULL_ADDRESS, OPT_IMPLICIT_EXCEPTION, OPT_SIJUMP,
     OPT_IMPLICIT_RETURN, OPT_BRANCH_PREDICTION, OPT_JUMP_TARGET_CACHE,
-    OPT_TVEC, OPT_MAX_RUN, OPT_TOP, OPT_NO_EVENTS, OPT_OBJDUMP,
+    OPT_TVEC, OPT_MAX_RUN, OPT_MAX_WALK, OPT_TOP, OPT_NO_EVENTS, OPT_OBJDUMP,
     OPT_PACKETS,
 };
 
@@ -1520,6 +1525,7 @@ static const struct option long_options[] = {
     { "jump-target-cache", no_argument, NULL, OPT_JUMP_TARGET_CACHE },
     { "tvec", required_argument, NULL, OPT_TVEC },
     { "max-run", required_argument, NULL, OPT_MAX_RUN },
+    { "max-walk", required_argument, NULL, OPT_MAX_WALK },
     { "disasm", no_argument, NULL, 'd' },
     { "json", no_argument, NULL, 'j' },
     { "summary", no_argument, NULL, 's' },
@@ -1617,6 +1623,9 @@ static void parse_option(Ctx *c, Deferred *d, int opt)
             usage_error("too many --tvec");
         }
         d->tvec[d->ntvec++] = optarg;
+        break;
+    case OPT_MAX_WALK:
+        c->max_walk = parse_u64(optarg, "--max-walk");
         break;
     case OPT_MAX_RUN:
         c->max_run = parse_u64(optarg, "--max-run");
