@@ -338,7 +338,13 @@ static void te_enqueue(RISCVTraceEncoderState *te,
         qatomic_store_release(&te->head, head + k);
         rec += k;
         n -= k;
-        if (TE_QUEUE_LEN - room + k >= TE_WAKE) {
+        /*
+         * The encoding thread sleeps only with fewer than TE_WAKE records
+         * queued: wake it when the queue crosses that line, not on every
+         * append (an event set costs an atomic exchange or a syscall).
+         */
+        if (TE_QUEUE_LEN - room < TE_WAKE &&
+            TE_QUEUE_LEN - room + k >= TE_WAKE) {
             qemu_event_set(&te->work);
         }
     }
