@@ -161,6 +161,18 @@ void etrace_options_unpack(const ETraceParams *p, uint32_t bits,
     o->jump_target_cache = (bits & OPT_JUMP_TARGET_CACHE) && p->cache_size_p;
 }
 
+void etrace_options_from_features(uint32_t f, ETraceOptions *o)
+{
+    o->full_address = f & 1;
+    o->implicit_exception = f & 2;
+    o->sijump = f & 4;
+    o->implicit_return = !(f & 8) ? ETRACE_IR_OFF :
+                         ((f >> 6) & 3) == 1 ? ETRACE_IR_CALL_COUNTER :
+                         ETRACE_IR_RETURN_STACK;
+    o->branch_prediction = f & 16;
+    o->jump_target_cache = f & 32;
+}
+
 /* Option bits a decoder can not honour with these parameters. */
 static bool options_valid(const ETraceParams *p, uint32_t bits)
 {

@@ -290,6 +290,15 @@ void etrace_options_unpack(const ETraceParams *p, uint32_t bits,
                            ETraceOptions *o);
 
 /*
+ * The modes a Trace Control Interface trTeInstFeatures value selects
+ * (docs/rvtrace.rst): bits 0-5 full address, implicit exception,
+ * sequentially inferable jumps, implicit return, branch prediction, jump
+ * target cache, and bits 7:6 the implicit return mode (1: call counter,
+ * otherwise the return stack).  The resync settings are left alone.
+ */
+void etrace_options_from_features(uint32_t features, ETraceOptions *o);
+
+/*
  * ----------------------------------------------------------------- blocks
  *
  * One retirement block on the instruction trace interface (chapter 4.2):

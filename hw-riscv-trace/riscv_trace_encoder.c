@@ -411,24 +411,13 @@ static unsigned te_insn_len(void *opaque, uint64_t addr)
 
 static void te_options(RISCVTraceEncoderState *te, ETraceOptions *o)
 {
-    uint32_t f = te->inst_features;
-
     *o = (ETraceOptions) {
-        .full_address = f & TE_NO_ADDR_DIFF,
-        .implicit_exception = f & TE_NO_TRAP_ADDR,
-        .sijump = f & TE_EN_SEQUENTIAL_JUMP,
-        .branch_prediction = f & TE_EN_BRANCH_PREDICTION,
-        .jump_target_cache = f & TE_EN_JUMP_TARGET_CACHE,
         .sync_mode = extract32(te->control, TE_SYNC_MODE_SHIFT,
                                TE_SYNC_MODE_LEN),
         .sync_max = extract32(te->control, TE_SYNC_MAX_SHIFT,
                               TE_SYNC_MAX_LEN),
     };
-    if (f & TE_EN_IMPLICIT_RETURN) {
-        o->implicit_return =
-            extract32(f, TE_IR_MODE_SHIFT, 2) == TE_IR_MODE_COUNT ?
-            ETRACE_IR_CALL_COUNTER : ETRACE_IR_RETURN_STACK;
-    }
+    etrace_options_from_features(te->inst_features, o);
 }
 
 /* The context when tracing starts: later changes come as records. */

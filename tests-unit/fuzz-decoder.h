@@ -73,20 +73,6 @@ static inline bool fuzz_read_parcel(void *opaque, uint64_t addr,
     return true;
 }
 
-/* The options of trTeInstFeatures bits (docs/rvtrace.rst). */
-static inline void fuzz_features(uint32_t f, ETraceOptions *o)
-{
-    memset(o, 0, sizeof(*o));
-    o->full_address = f & 1;
-    o->implicit_exception = f & 2;
-    o->sijump = f & 4;
-    o->implicit_return = !(f & 8) ? ETRACE_IR_OFF :
-                         ((f >> 6) & 3) == 1 ? ETRACE_IR_CALL_COUNTER :
-                         ETRACE_IR_RETURN_STACK;
-    o->branch_prediction = f & 16;
-    o->jump_target_cache = f & 32;
-}
-
 /* The configuration in data[0..FUZZ_HEADER); false if too short. */
 static inline bool fuzz_config(const uint8_t *data, size_t len,
                                FuzzConfig *c)
@@ -98,7 +84,8 @@ static inline bool fuzz_config(const uint8_t *data, size_t len,
     c->params.arch = data[0] & 2 ? ETRACE_ARCH_2_0 : ETRACE_ARCH_1_1;
     c->params.src_bits = (data[0] >> 2) % 17;
     c->features = data[1];
-    fuzz_features(c->features, &c->options);
+    memset(&c->options, 0, sizeof(c->options));
+    etrace_options_from_features(c->features, &c->options);
     c->chunk = data[2];
     return true;
 }

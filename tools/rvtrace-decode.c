@@ -1345,18 +1345,6 @@ static unsigned parse_small(const char *s, const char *what, unsigned max)
     return v;
 }
 
-/* Features of trTeInstFeatures (docs/rvtrace.rst) as options. */
-static void features_to_options(uint64_t f, ETraceOptions *o)
-{
-    o->full_address = f & 1;
-    o->implicit_exception = f & 2;
-    o->sijump = f & 4;
-    o->implicit_return = !(f & 8) ? ETRACE_IR_OFF :
-                         ((f >> 6) & 3) == 1 ? ETRACE_IR_CALL_COUNTER :
-                         ETRACE_IR_RETURN_STACK;
-    o->branch_prediction = f & 16;
-    o->jump_target_cache = f & 32;
-}
 
 static void discovery_to_params(const char *arg, ETraceParams *p)
 {
@@ -1703,7 +1691,7 @@ static void finish_options(Ctx *c, const Deferred *d)
     const ETraceOptions *s = &d->set;
 
     if (d->have_features) {
-        features_to_options(d->features, &c->options);
+        etrace_options_from_features(d->features, &c->options);
     }
     c->options.full_address |= s->full_address;
     c->options.implicit_exception |= s->implicit_exception;
