@@ -41,17 +41,18 @@ void helper_trace_drain(CPURISCVState *env)
     trace_drain(env);
 }
 
-static RISCVTraceRecord *trace_append(CPURISCVState *env)
+/*
+ * Append a record from C.  Translated code stores its record before it
+ * checks for room, so the ring must never be left full: drain it as soon
+ * as the last slot is taken.
+ */
+static void trace_push(CPURISCVState *env, const RISCVTraceRecord *rec)
 {
-    RISCVTraceRecord *rec;
-
+    env->trace_ring[env->trace_pos / sizeof(RISCVTraceRecord)] = *rec;
+    env->trace_pos += sizeof(RISCVTraceRecord);
     if (env->trace_pos >= sizeof(env->trace_ring)) {
         trace_drain(env);
     }
-    rec = &env->trace_ring[env->trace_pos / sizeof(RISCVTraceRecord)];
-    env->trace_pos += sizeof(RISCVTraceRecord);
-    memset(rec, 0, sizeof(*rec));
-    return rec;
 }
 
 static uint64_t trace_priv_info(target_ulong priv, bool virt)
@@ -64,14 +65,16 @@ static uint64_t trace_priv_info(target_ulong priv, bool virt)
 static void trace_add_block(CPURISCVState *env, target_ulong end,
                             unsigned ninsns, unsigned last_len)
 {
-    RISCVTraceRecord *rec = trace_append(env);
-
-    rec->iaddr = env->trace_blk_start;
-    rec->info = deposit64(0, RISCV_TRACE_IRETIRE_SHIFT, 16,
+    RISCVTraceRecord rec = {
+        .iaddr = env->trace_blk_start,
+        .info = deposit64(0, RISCV_TRACE_IRETIRE_SHIFT, 16,
                           (end - env->trace_blk_start) / 2) |
                 deposit64(0, RISCV_TRACE_NINSNS_SHIFT, 16, ninsns) |
                 (last_len == 4 ? RISCV_TRACE_ILASTSIZE : 0) |
-                trace_priv_info(env->priv, env->virt_enabled);
+                trace_priv_info(env->priv, env->virt_enabled),
+    };
+
+    trace_push(env, &rec);
     env->trace_blk_start = end;
 }
 
@@ -96,18 +99,17 @@ void riscv_trace_trap(CPURISCVState *env, bool async, uint64_t cause,
                       uint64_t epc, uint64_t tval, unsigned prev_priv,
                       bool prev_virt)
 {
-    RISCVTraceRecord *rec;
+    RISCVTraceRecord rec = {
+        .iaddr = epc,
+        .info = deposit64(0, RISCV_TRACE_ITYPE_SHIFT, 4, async ? 2 : 1) |
+                trace_priv_info(prev_priv, prev_virt),
+        .cause = cause,
+        .tval = tval,
+    };
 
-    if (!qatomic_read(&env->trace_on)) {
-        return;
+    if (qatomic_read(&env->trace_on)) {
+        trace_push(env, &rec);
     }
-    rec = trace_append(env);
-    rec->iaddr = epc;
-    rec->info = deposit64(0, RISCV_TRACE_ITYPE_SHIFT, 4,
-                          async ? 2 : 1) |
-                trace_priv_info(prev_priv, prev_virt);
-    rec->cause = cause;
-    rec->tval = tval;
 }
 
 /*
@@ -117,14 +119,11 @@ void riscv_trace_trap(CPURISCVState *env, bool async, uint64_t cause,
  */
 void riscv_trace_context(CPURISCVState *env, uint64_t asid)
 {
-    RISCVTraceRecord *rec;
+    RISCVTraceRecord rec = { .info = RISCV_TRACE_CONTEXT, .cause = asid };
 
-    if (!qatomic_read(&env->trace_on)) {
-        return;
+    if (qatomic_read(&env->trace_on)) {
+        trace_push(env, &rec);
     }
-    rec = trace_append(env);
-    rec->info = RISCV_TRACE_CONTEXT;
-    rec->cause = asid;
 }
 
 /*

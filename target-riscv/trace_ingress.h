@@ -47,7 +47,10 @@ typedef struct RISCVTraceRecord {
 #define RISCV_TRACE_CONST_RD_SHIFT  42  /* 5 bits, 0: none */
 #define RISCV_TRACE_JUMP_RS1_SHIFT  47  /* 5 bits, 0: none */
 
-/* Records in the ring; translated code drains it when it is full. */
+/*
+ * Records in the ring.  Whoever takes its last slot drains it: translated
+ * code stores a record before it checks for room.
+ */
 #define RISCV_TRACE_RING_LEN        256
 
 /* The cs_base bit of TBs translated for a traced hart. */

@@ -32,42 +32,6 @@ void e2e_save_trace(const uint8_t *buf, unsigned long size,
 #define TE_CONTEXT      (1u << 9)
 #define TE_SYNC_FIELDS  (TE_SYNC_MODE(3) | TE_SYNC_MAX(15))
 
-/* ------------------------------------------------------- command line */
-
-static const char *e2e_cmdline;
-
-static inline const char *e2e_arg(const char *key)
-{
-    size_t n = strlen(key);
-    unsigned len;
-
-    if (!e2e_cmdline) {
-        e2e_cmdline = rv_fdt_prop("/chosen", "bootargs", &len);
-    }
-    for (const char *p = e2e_cmdline; p && *p; p++) {
-        if ((p == e2e_cmdline || p[-1] == ' ') && !memcmp(p, key, n)) {
-            return p + n;
-        }
-    }
-    return NULL;
-}
-
-/* The decimal value of key=N, or dflt. */
-static inline unsigned long e2e_arg_value(const char *key,
-                                          unsigned long dflt)
-{
-    const char *p = e2e_arg(key);
-    unsigned long v = 0;
-
-    if (!p) {
-        return dflt;
-    }
-    for (; *p >= '0' && *p <= '9'; p++) {
-        v = v * 10 + (*p - '0');
-    }
-    return v;
-}
-
 /* ------------------------------------------------------------ tracing */
 
 /*
@@ -82,15 +46,15 @@ static inline void e2e_trace_start(unsigned hart, void *buf,
     uint32_t control;
 
     tr_sink_smem(hart, buf, size,
-                 e2e_arg_value("stoponwrap=", 0) ? RAM_STOP_ON_WRAP : 0);
-    tr_encoder_setup(hart, e2e_arg_value("trace=", 0), 0);
+                 rv_arg_value("stoponwrap=", 0) ? RAM_STOP_ON_WRAP : 0);
+    tr_encoder_setup(hart, rv_arg_value("trace=", 0), 0);
     control = te_control(enc);
-    if (e2e_arg("syncmode=")) {
+    if (rv_arg("syncmode=")) {
         control = (control & ~TE_SYNC_FIELDS) |
-                  TE_SYNC_MODE(e2e_arg_value("syncmode=", 1) & 3) |
-                  TE_SYNC_MAX(e2e_arg_value("syncmax=", 4) & 15);
+                  TE_SYNC_MODE(rv_arg_value("syncmode=", 1) & 3) |
+                  TE_SYNC_MAX(rv_arg_value("syncmax=", 4) & 15);
     }
-    if (e2e_arg_value("context=", 0)) {
+    if (rv_arg_value("context=", 0)) {
         control |= TE_CONTEXT;
     }
     tr_write(enc, TR_CONTROL, control | TE_INST_TRACING);

@@ -112,7 +112,7 @@ static void __attribute__((used)) smp_main(unsigned long hart,
     while (!fdt_ready) {
         asm volatile("fence" : : : "memory");
     }
-    ram = e2e_arg("trace=") != NULL;
+    ram = rv_arg("trace=") != NULL;
     if (ram) {
         e2e_trace_start(hart, hart_buffer(hart), BUF_SIZE);
     }

@@ -4,7 +4,7 @@
  *
  * - synchronous exceptions in M: ecall, ebreak, an illegal instruction,
  *   a load access fault, an instruction access fault (a call to an
- *   address with no memory);
+ *   address with no memory), and 600 ecalls back to back;
  * - machine timer interrupts arriving during a computation and in wfi;
  * - a computation in S and in U (entered by mret, left by ecall), with
  *   exceptions taken in M and, delegated by medeleg, in S (sret), and a
@@ -111,6 +111,24 @@ static void fetch_fault(void)
     CHECK_TRAP(nowhere(), CAUSE_FETCH_ACCESS);
 }
 
+/*
+ * Traps back to back, with one more block between them in the second
+ * half: whatever the number of records an iteration makes, a trap record
+ * (appended from C) lands in every slot of the hart's record ring, the
+ * last one included, and the handler's first block follows it.
+ */
+static void trap_storm(void)
+{
+    for (unsigned extra = 0; extra < 2; extra++) {
+        for (unsigned i = 0; i < 300; i++) {
+            if (extra) {
+                asm volatile("j 1f\n1:");      /* a block of its own */
+            }
+            CHECK_TRAP(do_ecall(), CAUSE_ECALL_M);
+        }
+    }
+}
+
 static unsigned long ticks_armed;
 
 /* The interrupt may come before the code that waits for it runs. */
@@ -169,20 +187,21 @@ static void privilege_changes(unsigned long round)
 
 int main(void)
 {
-    unsigned long rounds = e2e_arg_value("rounds=", 4);
-    unsigned long size = e2e_arg_value("bufsize=", 1 << 20);
+    unsigned long rounds = rv_arg_value("rounds=", 4);
+    unsigned long size = rv_arg_value("bufsize=", 1 << 20);
 
-    bool ram = e2e_arg("trace=") != NULL;
+    bool ram = rv_arg("trace=") != NULL;
 
     rv_irq_set_handler(IRQ_M_TIMER, on_timer);
     if (ram) {
         e2e_trace_start(0, __heap_start, size);
-    } else if (e2e_arg_value("pibloss=", 0)) {
+    } else if (rv_arg_value("pibloss=", 0)) {
         tr_write(TR_PIB, TR_CONTROL, TR_ACTIVE);
     }
     for (unsigned long r = 0; r < rounds; r++) {
         exceptions(r);
         fetch_fault();
+        trap_storm();
         interrupts(r);
         privilege_changes(r);
         if (!ram && r == 0) {

@@ -23,38 +23,6 @@
 #define CSR_MIREG           0x351
 #define CSR_SIREG           0x151
 
-static const char *cmdline;
-
-static bool has_arg(const char *arg)
-{
-    size_t n = strlen(arg);
-
-    for (const char *p = cmdline; p && *p; p++) {
-        if ((p == cmdline || p[-1] == ' ') && !memcmp(p, arg, n) &&
-            (p[n] == ' ' || p[n] == '\0')) {
-            return true;
-        }
-    }
-    return false;
-}
-
-static unsigned long arg_value(const char *key, unsigned long dflt)
-{
-    size_t n = strlen(key);
-
-    for (const char *p = cmdline; p && *p; p++) {
-        if ((p == cmdline || p[-1] == ' ') && !memcmp(p, key, n)) {
-            unsigned long v = 0;
-
-            for (p += n; *p >= '0' && *p <= '9'; p++) {
-                v = v * 10 + (*p - '0');
-            }
-            return v;
-        }
-    }
-    return dflt;
-}
-
 static unsigned long __attribute__((noinline)) mix(unsigned long x)
 {
     return x ^ (x >> 3);
@@ -110,20 +78,18 @@ static unsigned long reference(unsigned long iters)
 
 int main(void)
 {
-    unsigned len;
     unsigned long iters, acc;
     unsigned select = 0, ireg = 0;
     uint64_t t0, t1;
 
-    cmdline = rv_fdt_prop("/chosen", "bootargs", &len);
-    iters = arg_value("iters=", 1000);
+    iters = rv_arg_value("iters=", 1000);
 
-    if (has_arg("record=draft")) {
+    if (rv_arg_is("record=", "draft")) {
         /* M, and every type: NTBREN (bit 36) on, no inhibit bit set. */
         csr_write(CSR_MCTRCONTROL, 1UL | (1ULL << 36));
         select = CSR_MISELECT;
         ireg = CSR_MIREG;
-    } else if (has_arg("record=ratified")) {
+    } else if (rv_arg_is("record=", "ratified")) {
         csr_write(CSR_MCTRCTL, (1UL << 2) | (1ULL << 36));
         select = CSR_SISELECT;
         ireg = CSR_SIREG;

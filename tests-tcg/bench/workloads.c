@@ -25,42 +25,6 @@
 #include "rvtest.h"
 #include "../trace/rvtrace.h"
 
-static const char *cmdline;
-
-static const char *arg_str(const char *key)
-{
-    size_t n = strlen(key);
-
-    for (const char *p = cmdline; p && *p; p++) {
-        if ((p == cmdline || p[-1] == ' ') && !memcmp(p, key, n)) {
-            return p + n;
-        }
-    }
-    return NULL;
-}
-
-static bool arg_is(const char *key, const char *val)
-{
-    const char *p = arg_str(key);
-    size_t n = strlen(val);
-
-    return p && !memcmp(p, val, n) && (p[n] == ' ' || p[n] == '\0');
-}
-
-static unsigned long arg_value(const char *key, unsigned long dflt)
-{
-    const char *p = arg_str(key);
-    unsigned long v = 0;
-
-    if (!p) {
-        return dflt;
-    }
-    for (; *p >= '0' && *p <= '9'; p++) {
-        v = v * 10 + (*p - '0');
-    }
-    return v;
-}
-
 /* ------------------------------------------------------------ kernels */
 
 struct node {
@@ -270,7 +234,7 @@ static unsigned recursion_work(unsigned seed)
 
 /* -------------------------------------------------------------- trace */
 
-#define RAM_BUF_SIZE arg_value("bufsize=", 8 << 20)
+#define RAM_BUF_SIZE rv_arg_value("bufsize=", 8 << 20)
 extern uint8_t __heap_start[];
 #define ram_buf __heap_start
 
@@ -286,10 +250,10 @@ static void trace_start(uint32_t features, bool pib)
     }
     tr_encoder_setup(0, features, 0);
     control = te_control(enc);
-    if (arg_str("syncmode=")) {
+    if (rv_arg("syncmode=")) {
         control = (control & ~TE_SYNC_FIELDS) |
-                  TE_SYNC_MODE(arg_value("syncmode=", 1) & 3) |
-                  TE_SYNC_MAX(arg_value("syncmax=", 4) & 15);
+                  TE_SYNC_MODE(rv_arg_value("syncmode=", 1) & 3) |
+                  TE_SYNC_MAX(rv_arg_value("syncmax=", 4) & 15);
     }
     tr_write(enc, TR_CONTROL, control | TE_INST_TRACING);
 }
@@ -315,23 +279,22 @@ int main(void)
     const char *name = "coremark";
     unsigned long iters, insns;
     uint64_t ticks;
-    unsigned result = 0, len;
+    unsigned result = 0;
     unsigned long bytes = 0, wrapped = 0;
     bool tracing, pib;
 
-    cmdline = rv_fdt_prop("/chosen", "bootargs", &len);
-    if (arg_is("work=", "sort")) {
+    if (rv_arg_is("work=", "sort")) {
         work = sort_work;
         name = "sort";
-    } else if (arg_is("work=", "recursion")) {
+    } else if (rv_arg_is("work=", "recursion")) {
         work = recursion_work;
         name = "recursion";
     }
-    iters = arg_value("iters=", 10);
-    tracing = arg_str("trace=") != NULL;
-    pib = arg_is("sink=", "pib");
+    iters = rv_arg_value("iters=", 10);
+    tracing = rv_arg("trace=") != NULL;
+    pib = rv_arg_is("sink=", "pib");
     if (tracing) {
-        trace_start(arg_value("trace=", 0), pib);
+        trace_start(rv_arg_value("trace=", 0), pib);
     }
     ticks = rv_mtime();
     insns = rdinstret();

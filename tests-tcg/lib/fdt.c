@@ -102,3 +102,44 @@ const void *rv_fdt_prop(const char *path, const char *prop, unsigned *len)
         }
     }
 }
+
+/* ------------------------------------------------------- command line */
+
+const char *rv_arg(const char *key)
+{
+    static const char *cmdline;
+    size_t n = strlen(key);
+    unsigned len;
+
+    if (!cmdline) {
+        cmdline = rv_fdt_prop("/chosen", "bootargs", &len);
+    }
+    for (const char *p = cmdline; p && *p; p++) {
+        if ((p == cmdline || p[-1] == ' ') && !memcmp(p, key, n)) {
+            return p + n;
+        }
+    }
+    return NULL;
+}
+
+bool rv_arg_is(const char *key, const char *val)
+{
+    const char *p = rv_arg(key);
+    size_t n = strlen(val);
+
+    return p && !memcmp(p, val, n) && (p[n] == ' ' || p[n] == '\0');
+}
+
+unsigned long rv_arg_value(const char *key, unsigned long dflt)
+{
+    const char *p = rv_arg(key);
+    unsigned long v = 0;
+
+    if (!p) {
+        return dflt;
+    }
+    for (; *p >= '0' && *p <= '9'; p++) {
+        v = v * 10 + (*p - '0');
+    }
+    return v;
+}

@@ -255,6 +255,16 @@ extern const void *rv_boot_fdt;
  */
 const void *rv_fdt_prop(const char *path, const char *prop, unsigned *len);
 
+/*
+ * The kernel command line (-append, /chosen/bootargs) as words: what
+ * follows key (e.g. "iters=") in the word that starts with it, or NULL.
+ */
+const char *rv_arg(const char *key);
+/* Whether the word starting with key is exactly key followed by val. */
+bool rv_arg_is(const char *key, const char *val);
+/* The decimal number after key, or dflt if no word starts with key. */
+unsigned long rv_arg_value(const char *key, unsigned long dflt);
+
 /* --------------------------------------------------------------- misc */
 
 /* misa as read in M mode at start-up: usable from every mode. */
