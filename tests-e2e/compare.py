@@ -20,6 +20,10 @@
 # execlog, after the previous one.  A mismatch prints the first differing
 # position with context.
 #
+# --filter-range LO:HI (the encoder traced only iaddr in [LO, HI)): the
+# segments must then hold exactly the execlog's instructions in that
+# range, every one of them, and nothing else.
+#
 # SPDX-License-Identifier: GPL-2.0-or-later
 
 import argparse
@@ -141,6 +145,34 @@ def find_segment(seg, ex, cursor, anchored):
     return None, None, best
 
 
+def segment_positions(seg, start):
+    """The execlog positions of seg's instructions, found at start."""
+    pos, j = [], start
+    for i in range(len(seg.addrs)):
+        if i:
+            j += seg.skips[i]
+        pos.append(j)
+        j += 1
+    return pos
+
+
+def check_filter_range(ex, texts, covered, lo, hi):
+    """Decoded = the execlog's instructions in [lo, hi), all of them."""
+    for j in sorted(covered):
+        if not lo <= ex[j] < hi:
+            print('FAIL: execlog entry %d (0x%x %s) was decoded but lies '
+                  'outside the filtered range' % (j, ex[j], texts[j]))
+            return False
+    for j, addr in enumerate(ex):
+        if lo <= addr < hi and j not in covered:
+            print('FAIL: execlog entry %d (0x%x %s) lies in the filtered '
+                  'range but was not decoded' % (j, addr, texts[j]))
+            return False
+    print('  filter range [0x%x, 0x%x): the %d decoded instructions are '
+          'exactly the executed ones in it' % (lo, hi, len(covered)))
+    return True
+
+
 def show_mismatch(seg, ex, texts, best, number):
     print('FAIL: segment %d (decoded line %d, %d instructions) does not '
           'match the execlog' % (number, seg.start_line, len(seg.addrs)))
@@ -178,6 +210,9 @@ def main(argv=None):
                     help='at least this many segments (gaps + 1)')
     ap.add_argument('--min-traps', type=int, default=0,
                     help='at least this many trap events')
+    ap.add_argument('--filter-range', metavar='LO:HI',
+                    help='the trace holds exactly the executed '
+                         'instructions with LO <= address < HI')
     ap.add_argument('--max-missing', type=int, default=None,
                     help='at most this many executed instructions between '
                          'segments (lost trace)')
@@ -195,6 +230,7 @@ def main(argv=None):
     ok = True
     cursor = 0
     missing = 0
+    covered = set()
     for n, seg in enumerate(segments, 1):
         anchored = n == 1 and args.from_start
         start, end, best = find_segment(seg, ex, cursor, anchored)
@@ -208,6 +244,7 @@ def main(argv=None):
               (n, len(seg.addrs), start, end, start - cursor,
                seg.end_reason))
         cursor = end
+        covered.update(segment_positions(seg, start))
     print('  after the last segment: %d execlog instructions' %
           (len(ex) - cursor))
     errors = [s for s in segments if s.end_reason.startswith('error')]
@@ -230,6 +267,9 @@ def main(argv=None):
         print('FAIL: %d traps decoded, expected at least %d' %
               (traps, args.min_traps))
         ok = False
+    if args.filter_range:
+        lo, hi = (int(v, 0) for v in args.filter_range.split(':'))
+        ok &= check_filter_range(ex, texts, covered, lo, hi)
     if args.max_missing is not None and missing > args.max_missing:
         print('FAIL: %d executed instructions fall between segments, at '
               'most %d expected' % (missing, args.max_missing))

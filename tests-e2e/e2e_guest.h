@@ -18,6 +18,7 @@
 
 #include "rvtest.h"
 #include "../tests-tcg/trace/rvtrace.h"
+#include "etrace-filter.h"
 #if __riscv_xlen == 64
 #include "semihost.h"
 #endif
@@ -35,9 +36,60 @@ void e2e_save_trace(const uint8_t *buf, unsigned long size,
 /* ------------------------------------------------------------ tracing */
 
 /*
+ * Code that filter=range traces: the functions a guest places in section
+ * e2e_filtered (E2E_FILTERED), which the linker brackets with these.
+ */
+#define E2E_FILTERED __attribute__((section("e2e_filtered"), noinline))
+extern const char __start_e2e_filtered[] __attribute__((weak));
+extern const char __stop_e2e_filtered[] __attribute__((weak));
+
+/*
+ * filter=range: filter 0 with comparator 0 traces iaddr in
+ * [__start_e2e_filtered, __stop_e2e_filtered).  filter=priv:M: filter 0
+ * traces the privilege levels whose bits are set in M (MatchInst).  The
+ * guest prints what it set up, for run-e2e.py.
+ */
+static inline void e2e_filter_setup(unsigned long enc)
+{
+    unsigned long lo = (unsigned long)__start_e2e_filtered;
+    unsigned long hi = (unsigned long)__stop_e2e_filtered;
+    unsigned long f0 = ETRACE_REG_FILTER_BASE, c0 = ETRACE_REG_COMP_BASE;
+
+    if (rv_arg_is("filter=", "range")) {
+        if (lo >= hi) {
+            rv_printf("e2e: filter=range without an e2e_filtered section\n");
+            rv_exit(1);
+        }
+        tr_write(enc, c0 + ETRACE_COMP_PMATCH_LOW, lo);
+        tr_write(enc, c0 + ETRACE_COMP_PMATCH_HIGH, (uint64_t)lo >> 32);
+        tr_write(enc, c0 + ETRACE_COMP_SMATCH_LOW, hi);
+        tr_write(enc, c0 + ETRACE_COMP_SMATCH_HIGH, (uint64_t)hi >> 32);
+        tr_write(enc, c0 + ETRACE_COMP_CONTROL,
+                 ETRACE_COMP_IADDR << ETRACE_CCTL_PINPUT_SHIFT |
+                 ETRACE_COMP_IADDR << ETRACE_CCTL_SINPUT_SHIFT |
+                 ETRACE_COMP_GE << ETRACE_CCTL_PFUNC_SHIFT |
+                 ETRACE_COMP_LT << ETRACE_CCTL_SFUNC_SHIFT |
+                 ETRACE_COMP_P_AND_S << ETRACE_CCTL_MODE_SHIFT);
+        tr_write(enc, f0 + ETRACE_FILTER_CONTROL,
+                 ETRACE_FCTL_ENABLE | ETRACE_FCTL_MATCH_COMP(0));
+        rv_printf("e2e: filter range 0x%lx 0x%lx\n", lo, hi);
+    } else if (rv_arg("filter=priv:")) {
+        unsigned mask = rv_arg_value("filter=priv:", 0);
+
+        tr_write(enc, f0 + ETRACE_FILTER_MATCH_INST, mask);
+        tr_write(enc, f0 + ETRACE_FILTER_CONTROL,
+                 ETRACE_FCTL_ENABLE | ETRACE_FCTL_MATCH_PRIV);
+        rv_printf("e2e: filter privilege mask 0x%x\n", mask);
+    } else {
+        return;
+    }
+    tr_write(enc, ETRACE_REG_INST_FILTERS, 1);
+}
+
+/*
  * Trace hart into its RAM sink over buf[0..size), with the options of the
  * command line: trace=F (trTeInstFeatures), syncmode=M syncmax=N,
- * context=1 (trTeContext), stoponwrap=1.
+ * context=1 (trTeContext), stoponwrap=1, filter=range|priv:M.
  */
 static inline void e2e_trace_start(unsigned hart, void *buf,
                                    unsigned long size)
@@ -57,6 +109,7 @@ static inline void e2e_trace_start(unsigned hart, void *buf,
     if (rv_arg_value("context=", 0)) {
         control |= TE_CONTEXT;
     }
+    e2e_filter_setup(enc);
     tr_write(enc, TR_CONTROL, control | TE_INST_TRACING);
 }
 

@@ -138,9 +138,15 @@ def decode(args, trace, out, extra):
                            p.returncode)
 
 
-def compare_hart(args, decoded, hart):
+FILTER_RANGE = re.compile(r'e2e: filter range (0x[0-9a-f]+) (0x[0-9a-f]+)')
+
+
+def compare_hart(args, decoded, hart, serial):
     cargs = ['--execlog', 'exec.log', '--decoded', decoded,
              '--hart', str(hart)] + args.compare_arg
+    m = FILTER_RANGE.search(serial)
+    if m:
+        cargs += ['--filter-range', '%s:%s' % m.groups()]
     log('$ compare.py ' + ' '.join(cargs))
     return compare.main(cargs) == 0
 
@@ -156,7 +162,7 @@ def run_test(args):
             out = 'decoded-hart%d.txt' % hart
             decode(args, 'trace.bin', out, ['--src-bits', str(src_bits),
                                             '--src', str(hart)])
-            ok &= compare_hart(args, out, hart)
+            ok &= compare_hart(args, out, hart, serial)
         return ok
     for hart, (name, wp, wrapped) in sorted(ram_traces(serial).items()):
         extra = []
@@ -164,7 +170,7 @@ def run_test(args):
             extra = ['--wrap', str(wp), '--features', guest_features(args)]
         out = 'decoded-hart%d.txt' % hart
         decode(args, name, out, extra)
-        ok &= compare_hart(args, out, hart)
+        ok &= compare_hart(args, out, hart, serial)
     return ok
 
 
