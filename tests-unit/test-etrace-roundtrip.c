@@ -995,6 +995,16 @@ static void rt_insn(void *opaque, uint64_t addr, unsigned priv,
     g_array_append_val(run->out, t);
 }
 
+/* Runs expanded here: their addresses check the lengths they report. */
+static void rt_insn_run(void *opaque, uint64_t addr, unsigned priv,
+                        unsigned n, uint64_t lens4)
+{
+    for (unsigned i = 0; i < n; i++) {
+        rt_insn(opaque, addr, priv, lens4 >> i & 1 ? 4 : 2);
+        addr += lens4 >> i & 1 ? 4 : 2;
+    }
+}
+
 static void rt_event(void *opaque, const ETraceDecEvent *ev)
 {
     Run *run = opaque;
@@ -1040,6 +1050,10 @@ static void decode_run(Run *run)
     size_t at = 0;
 
     cfg.xtvec[3] = run->g->mtvec;
+    /* straight-line runs in one call, or one instruction at a time */
+    if (g_rand_boolean(run->r)) {
+        cfg.insn_run = rt_insn_run;
+    }
     d = etrace_decoder_new(&cfg);
     g_assert_nonnull(d);
     /* in chunks of random sizes: packets split across feeds */

@@ -49,6 +49,19 @@ typedef struct DecInsn {
 } DecInsn;
 
 /*
+ * Straight-line code: the instructions from addr on that fall through
+ * without a call (KIND_SEQUENTIAL), at most RUN_MAX of them.  The walk
+ * passes over them without stepping through each (skip_run()).
+ */
+#define RUN_MAX             64
+typedef struct RunInfo {
+    uint64_t addr;          /* tag */
+    uint64_t lens4;         /* bit i: instruction i is 4 bytes long */
+    uint32_t last;          /* offset of the last instruction */
+    uint32_t n;
+} RunInfo;
+
+/*
  * Where the walk for the current packet must stop, from its fields.
  * Flags are already compared with their preceding bit (6.6.1-6.6.3).
  */
@@ -124,6 +137,7 @@ struct ETraceDecoder {
 
     ETraceDecStats stats;
     DecInsn icache[ICACHE_SIZE];
+    RunInfo runs[ICACHE_SIZE];
 };
 
 /* ------------------------------------------------------------- helpers */
@@ -592,19 +606,33 @@ static bool implicit_return(ETraceDecoder *d, const Target *t)
            implicit_possible(d, t);
 }
 
-/*
- * Move to the next retired instruction.  *jumped: it is the packet's
- * address, reached through an uninferable discontinuity.
- */
-static bool step(ETraceDecoder *d, const Target *t, bool *jumped)
+/* Make the instruction at next (in the image) the current one. */
+static inline bool step_to(ETraceDecoder *d, uint64_t next)
+{
+    const DecInsn *ni = icache_slot(d, next);
+
+    if (unlikely(ni->addr != next)) {
+        ni = lookup(d, next);
+        if (!ni) {
+            return false;
+        }
+    }
+    if (unlikely(ni->kind == KIND_NO_RETIRE)) {
+        return error(d, "the path reaches an instruction that cannot retire");
+    }
+    d->cur = *ni;
+    d->pc = next;
+    return true;
+}
+
+/* step() for all but sequential instructions. */
+static bool __attribute__((noinline))
+step_transfer(ETraceDecoder *d, const Target *t, bool *jumped)
 {
     const DecInsn cur = d->cur;
-    const DecInsn *ni;
     uint64_t pc = d->pc, next = pc + cur.len;
     bool taken = false;
 
-    *jumped = false;
-    d->popped = false;
     switch (cur.kind) {
     case KIND_BRANCH:
         if (!take_branch(d, pc, &taken)) {
@@ -657,16 +685,95 @@ static bool step(ETraceDecoder *d, const Target *t, bool *jumped)
         d->jtc[i] = next;
         d->jtc_valid[i] = true;
     }
-    ni = lookup(d, next);
-    if (!ni) {
-        return false;
+    return step_to(d, next);
+}
+
+/*
+ * Move to the next retired instruction.  *jumped: it is the packet's
+ * address, reached through an uninferable discontinuity.  Most
+ * instructions fall through: they take the short way.
+ */
+static inline bool step(ETraceDecoder *d, const Target *t, bool *jumped)
+{
+    *jumped = false;
+    d->popped = false;
+    if (likely(d->cur.kind == KIND_SEQUENTIAL && !d->cur.call)) {
+        d->prev_const = false;
+        return step_to(d, (d->pc + d->cur.len) & d->addr_mask);
     }
-    if (ni->kind == KIND_NO_RETIRE) {
-        return error(d, "the path reaches an instruction that cannot retire");
+    return step_transfer(d, t, jumped);
+}
+
+static const RunInfo *run_info(ETraceDecoder *d, uint64_t pc)
+{
+    RunInfo *r = &d->runs[(pc >> 1) & (ICACHE_SIZE - 1)];
+    uint64_t a = pc;
+
+    if (r->addr == pc) {
+        return r;
     }
-    d->cur = *ni;
-    d->pc = next;
-    return true;
+    r->addr = pc;
+    r->lens4 = 0;
+    r->last = 0;
+    for (r->n = 0; r->n < RUN_MAX; r->n++) {
+        const DecInsn *di = peek(d, a);
+        uint64_t next;
+
+        if (!di || di->kind != KIND_SEQUENTIAL || di->call) {
+            break;
+        }
+        r->last = a - pc;
+        r->lens4 |= (uint64_t)(di->len == 4) << r->n;
+        next = (a + di->len) & d->addr_mask;
+        if (next < a) {
+            r->n++;
+            break;      /* the end of the address space */
+        }
+        a = next;
+    }
+    return r;
+}
+
+/*
+ * The current instruction falls through: retire the straight-line
+ * instructions after it in one go, up to the last one before the next
+ * control transfer, which becomes the current instruction.  Nothing of
+ * walk()'s checks applies to them unless the packet's address is among
+ * them, or a limit would be reached: then the walk steps as usual.
+ */
+static void skip_run(ETraceDecoder *d, const Target *t, uint64_t *run)
+{
+    const RunInfo *r = run_info(d, d->pc);
+    unsigned k = r->n ? r->n - 1 : 0;   /* after the current one */
+    uint64_t first, last, addr;
+
+    if (k == 0 || d->walked + k > d->max_walk || *run + k > d->max_run) {
+        return;
+    }
+    first = d->pc + (r->lens4 & 1 ? 4 : 2);
+    last = d->pc + r->last;
+    if (t->has_addr && t->addr >= first && t->addr <= last) {
+        return;
+    }
+    d->walked += k;
+    *run += k;
+    d->stats.instructions += k;
+    if (d->cfg.insn_run) {
+        d->cfg.insn_run(d->cfg.opaque, first, d->priv, k, r->lens4 >> 1);
+    } else if (d->cfg.insn) {
+        addr = first;
+        for (unsigned i = 1; i <= k; i++) {
+            unsigned len = r->lens4 >> i & 1 ? 4 : 2;
+
+            d->cfg.insn(d->cfg.opaque, addr, d->priv, len);
+            addr += len;
+        }
+    }
+    d->cur = (DecInsn) {
+        .addr = last, .len = r->lens4 >> k & 1 ? 4 : 2,
+        .kind = KIND_SEQUENTIAL,
+    };
+    d->pc = last;
 }
 
 static inline bool no_progress(ETraceDecoder *d, uint64_t *run,
@@ -717,6 +824,9 @@ static bool walk(ETraceDecoder *d, const Target *t)
         uint64_t left;
         bool at_branch;
 
+        if (d->cur.kind == KIND_SEQUENTIAL && !d->cur.call) {
+            skip_run(d, t, &run);
+        }
         branch = d->cur.kind == KIND_BRANCH;
         if (!step(d, t, &jumped) || no_progress(d, &run, branch)) {
             return false;
@@ -1238,6 +1348,7 @@ ETraceDecoder *etrace_decoder_new(const ETraceDecoderConfig *cfg)
                                        : DEFAULT_PACKET_WALK;
     for (unsigned i = 0; i < ICACHE_SIZE; i++) {
         d->icache[i].addr = ICACHE_EMPTY_TAG;
+        d->runs[i].addr = ICACHE_EMPTY_TAG;
     }
     irmax = 1u << d->p.return_stack_size_p;
     if (irmax < 1u << d->p.call_counter_size_p) {

@@ -73,6 +73,13 @@ typedef bool ETraceReadParcelFn(void *opaque, uint64_t addr,
 /* One retired instruction, in program order. */
 typedef void ETraceInsnFn(void *opaque, uint64_t addr, unsigned privilege,
                           unsigned len);
+/*
+ * n instructions retired in sequence from addr, none of them a control
+ * transfer; instruction i is 4 bytes long if bit i of lens4 is set, else
+ * 2.  Optional: without it, ETraceInsnFn gets them one by one.
+ */
+typedef void ETraceInsnRunFn(void *opaque, uint64_t addr, unsigned privilege,
+                             unsigned n, uint64_t lens4);
 typedef void ETraceEventFn(void *opaque, const ETraceDecEvent *ev);
 /*
  * Implicit exception mode (3.2.3): the first instruction of the handler of
@@ -88,6 +95,7 @@ typedef struct ETraceDecoderConfig {
     ETraceOptions options;
     ETraceReadParcelFn *read_parcel;    /* required */
     ETraceInsnFn *insn;                 /* may be NULL */
+    ETraceInsnRunFn *insn_run;          /* may be NULL */
     ETraceEventFn *event;               /* may be NULL */
     /*
      * Trap handlers in implicit exception mode: trap_vector if set, else

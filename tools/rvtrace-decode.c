@@ -22,8 +22,6 @@
 #include "etrace-decoder.h"
 #include "rvtrace-image.h"
 
-#define unlikely(x)         __builtin_expect(!!(x), 0)
-
 #define READ_CHUNK          (1u << 20)
 #define OUT_BUFFER          (1u << 20)
 #define BOUNDARY_WINDOW     (1u << 20)  /* bytes searched for a boundary */
@@ -175,17 +173,26 @@ static void out_hex(Output *o, uint64_t v, unsigned digits)
 /* "0x<addr>\n": the default output, one per instruction. */
 static inline void out_address_line(Output *o, uint64_t addr)
 {
-    static const char digits[] = "0123456789abcdef";
+    /* two digits at a time: "000102...feff" */
+    static char pairs[512];
     char *p = out_room(o, 20);
     unsigned n = addr ? (67 - __builtin_clzll(addr)) / 4 : 1;
-    char *end = p + 2 + n;
+    char *q = p + 2 + n;
 
+    if (unlikely(!pairs[0])) {
+        for (unsigned i = 0; i < 256; i++) {
+            pairs[2 * i] = "0123456789abcdef"[i >> 4];
+            pairs[2 * i + 1] = "0123456789abcdef"[i & 15];
+        }
+    }
     p[0] = '0';
     p[1] = 'x';
-    *end = '\n';
-    for (char *q = end - 1; q > p + 1; q--) {
-        *q = digits[addr & 15];
-        addr >>= 4;
+    *q = '\n';
+    for (; q - 2 >= p + 2; q -= 2, addr >>= 8) {
+        memcpy(q - 2, &pairs[2 * (addr & 0xff)], 2);
+    }
+    if (q > p + 2) {
+        q[-1] = pairs[2 * (addr & 15) + 1];
     }
     o->len += 3 + n;
 }
@@ -408,6 +415,44 @@ static void on_insn(void *opaque, uint64_t addr, unsigned priv, unsigned len)
     }
 }
 
+/*
+ * ETraceInsnRunFn: straight-line instructions, none a branch.  The
+ * default output and the summary take them in one go.
+ */
+static void on_insn_run(void *opaque, uint64_t addr, unsigned priv,
+                        unsigned n, uint64_t lens4)
+{
+    Source *s = opaque;
+    Ctx *c = s->ctx;
+    uint64_t end = addr;
+
+    for (unsigned i = 0; i < n; i++) {
+        end += lens4 >> i & 1 ? 4 : 2;
+    }
+    if (c->mode == OUT_SUMMARY && c->sym_valid && addr >= c->sym_lo &&
+        end <= c->sym_hi) {
+        s->insns += n;
+        s->prev_branch = false;
+        s->prev_next = end;
+        c->sym_count[c->sym_cur] += n;
+        return;
+    }
+    if (c->mode == OUT_ADDRESSES && !c->params.src_bits &&
+        c->nsrc_seen <= 1) {
+        for (unsigned i = 0; i < n; i++) {
+            out_address_line(&c->out, addr);
+            addr += lens4 >> i & 1 ? 4 : 2;
+        }
+        return;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        unsigned len = lens4 >> i & 1 ? 4 : 2;
+
+        on_insn(opaque, addr, priv, len);
+        addr += len;
+    }
+}
+
 /* ---------------------------------------------------------------- events */
 
 static const char *event_name(ETraceDecEventType t)
@@ -607,6 +652,7 @@ static bool source_restart(Source *s)
         .options = s->opt,
         .read_parcel = read_parcel,
         .insn = on_insn,
+        .insn_run = on_insn_run,
         .event = on_event,
         .max_straight_run = s->ctx->max_run,
         .max_packet_walk = s->ctx->max_walk,

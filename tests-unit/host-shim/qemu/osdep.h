@@ -16,4 +16,10 @@
 #include <string.h>
 #include <inttypes.h>
 
+/* as QEMU's qemu/compiler.h */
+#ifndef likely
+#define likely(x)   __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#endif
+
 #endif
