@@ -103,6 +103,8 @@ enum {
 #define ACT_SIJUMP          16
 #define ACT_ENTRIES         32
 
+/* The part of a block that describes its instructions (not its trap). */
+#define PENDING_BYTES       offsetof(ETraceBlock, cause)
 
 struct ETraceEncoder {
     /*
@@ -111,8 +113,8 @@ struct ETraceEncoder {
      * pending block, what follows them with calls, returns or branch
      * prediction.
      */
-    uint16_t plain_priv;    /* see plain_block() */
-    uint8_t ctype_mask;     /* 3 with context_width_p, else 0 */
+    uint64_t plain_mask;    /* see plain_block() */
+    uint64_t plain_want;
     const uint64_t *resync_units;   /* counts what sync_mode counts */
     uint64_t resync_fast_end;       /* *resync_units: fast paths below */
     uint64_t halfwords;     /* statistics; sync modes count them too */
@@ -127,7 +129,7 @@ struct ETraceEncoder {
     uint8_t act[ACT_ENTRIES];
     /*
      * The block whose last instruction awaits its successor: a copy of
-     * the fields before cause (copy_pending()), itype below 16.
+     * the fields before cause (PENDING_BYTES), itype below 16.
      */
     ETraceBlock pending;
 
@@ -138,6 +140,7 @@ struct ETraceEncoder {
     bool prev_ret_miss;     /* return stack misprediction to report */
     bool prev_exact;        /* a packet pinned the previous instruction */
     uint8_t lsb;            /* p.iaddress_lsb_p */
+    uint8_t ctype_mask;     /* 3 with context_width_p, else 0 */
     unsigned depth;         /* stack entries or call count */
     unsigned depth_max;
     unsigned ras_top;
@@ -928,28 +931,6 @@ static uint8_t stored_itype(uint8_t itype)
     return itype < ACT_SIJUMP ? itype : RISCV_ITYPE_NONE;
 }
 
-/*
- * The fields of b that describe its instructions (not its trap), one by
- * one: b was usually written field by field just before, and a wider
- * load over several of those stores would wait for them to retire.
- */
-static inline void copy_pending(ETraceEncoder *e, const ETraceBlock *b)
-{
-    ETraceBlock *p = &e->pending;
-
-    p->iaddr = b->iaddr;
-    p->iretire = b->iretire;
-    p->ninsns = b->ninsns;
-    p->ilastsize = b->ilastsize;
-    p->itype = b->itype;
-    p->priv = b->priv;
-    p->sijump = b->sijump;
-    p->notify = b->notify;
-    p->qualified = b->qualified;
-    p->ctype = b->ctype;
-    p->context = b->context;
-}
-
 /* The retired instructions of a qualified or unqualified block. */
 static void take_insns(ETraceEncoder *e, const ETraceBlock *b)
 {
@@ -979,7 +960,7 @@ static void take_insns(ETraceEncoder *e, const ETraceBlock *b)
 
         evaluate(e, &first, &inside);
     }
-    copy_pending(e, b);
+    memcpy(&e->pending, b, PENDING_BYTES);
     e->pending.itype = stored_itype(b->itype);
     /* after a sync of the first instruction, which restarts the count */
     count_units(e, b);
@@ -998,6 +979,23 @@ static unsigned pending_action(const ETraceEncoder *e)
 }
 
 /*
+ * The one-byte fields of a block, ilastsize to ctype, read as one word:
+ * plain_block() compares them with one masked compare.
+ */
+#define BLOCK_BYTES         offsetof(ETraceBlock, ilastsize)
+_Static_assert(offsetof(ETraceBlock, ctype) < BLOCK_BYTES + 8 &&
+               offsetof(ETraceBlock, itype) >= BLOCK_BYTES,
+               "the one-byte fields of ETraceBlock moved");
+
+static uint64_t block_bytes(const ETraceBlock *b)
+{
+    uint64_t w;
+
+    memcpy(&w, (const uint8_t *)b + BLOCK_BYTES, sizeof(w));
+    return w;
+}
+
+/*
  * The fast paths may run when nothing but the pending instruction's own
  * type and the branch map can make a packet: tracing in a run with a
  * block pending, no trap, sync, loss, context report or notify pending,
@@ -1010,14 +1008,26 @@ static unsigned pending_action(const ETraceEncoder *e)
 static void refresh_fast(ETraceEncoder *e)
 {
     Insn c = pending_insn(e);
+    uint8_t mask[8] = { 0 }, want[8] = { 0 };
 
     e->fast_ok = e->fast_allowed && e->enabled && e->have_pending &&
                  e->in_run && !e->trap.pending && !e->need_sync &&
                  !e->sync_next && !e->lost_pending && !e->context_pending &&
                  !c.notify && !c.ctype && c.priv == e->prev_priv;
+    mask[offsetof(ETraceBlock, itype) - BLOCK_BYTES] = 0xf0;
+    mask[offsetof(ETraceBlock, priv) - BLOCK_BYTES] = 0xff;
+    want[offsetof(ETraceBlock, priv) - BLOCK_BYTES] = c.priv;
+    mask[offsetof(ETraceBlock, notify) - BLOCK_BYTES] = 0xff;
+    mask[offsetof(ETraceBlock, qualified) - BLOCK_BYTES] = 0xff;
+    want[offsetof(ETraceBlock, qualified) - BLOCK_BYTES] = true;
+    mask[offsetof(ETraceBlock, ctype) - BLOCK_BYTES] = e->ctype_mask;
     e->pending_act = pending_action(e);
-    /* no block has a privilege above 255: no block is plain */
-    e->plain_priv = e->fast_ok ? c.priv : UINT8_MAX + 1;
+    if (!e->fast_ok) {
+        /* a bit outside the mask: no block matches */
+        want[offsetof(ETraceBlock, ilastsize) - BLOCK_BYTES] = 1;
+    }
+    memcpy(&e->plain_mask, mask, sizeof(mask));
+    memcpy(&e->plain_want, want, sizeof(want));
 }
 
 /*
@@ -1027,9 +1037,8 @@ static void refresh_fast(ETraceEncoder *e)
  */
 static bool plain_block(const ETraceEncoder *e, const ETraceBlock *b)
 {
-    return b->priv == e->plain_priv && b->qualified && !b->notify &&
-           !(b->ctype & e->ctype_mask) && b->iretire && b->itype < 16 &&
-           b->itype != RISCV_ITYPE_EXCEPTION &&
+    return (block_bytes(b) & e->plain_mask) == e->plain_want &&
+           b->iretire && b->itype != RISCV_ITYPE_EXCEPTION &&
            b->itype != RISCV_ITYPE_INTERRUPT &&
            *e->resync_units < e->resync_fast_end;
 }
@@ -1041,7 +1050,7 @@ static bool plain_block(const ETraceEncoder *e, const ETraceBlock *b)
 static inline void store_block(ETraceEncoder *e, const ETraceBlock *b,
                                bool after_updiscon)
 {
-    copy_pending(e, b);
+    memcpy(&e->pending, b, PENDING_BYTES);
     e->pending_act = e->act[b->itype | (b->sijump ? ACT_SIJUMP : 0)] |
                      (after_updiscon ? ACT_REPORT : 0);
     count_units(e, b);
@@ -1125,8 +1134,8 @@ void send_map(ETraceEncoder *e, const ETraceBlock *b)
  * the same.  Every call out of here is the last thing it does, so the
  * common paths need no stack frame.
  */
-static void take_quiet_block(ETraceEncoder *e, const ETraceBlock *b,
-                             unsigned act)
+static inline __attribute__((always_inline))
+void take_quiet_block(ETraceEncoder *e, const ETraceBlock *b, unsigned act)
 {
     const ETraceBlock *c = &e->pending;
     bool implicit_ret = false;
@@ -1306,7 +1315,8 @@ void etrace_encoder_start(ETraceEncoder *e, const ETraceOptions *o)
 }
 
 /* The fast paths first (see the top of the file), else the general one. */
-void etrace_encoder_block(ETraceEncoder *e, const ETraceBlock *b)
+static inline __attribute__((always_inline))
+void encode_block(ETraceEncoder *e, const ETraceBlock *b)
 {
     unsigned act;
 
@@ -1320,6 +1330,18 @@ void etrace_encoder_block(ETraceEncoder *e, const ETraceBlock *b)
         return;
     }
     take_quiet_block(e, b, act);
+}
+
+void etrace_encoder_block(ETraceEncoder *e, const ETraceBlock *b)
+{
+    encode_block(e, b);
+}
+
+void etrace_encoder_blocks(ETraceEncoder *e, const ETraceBlock *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        encode_block(e, &b[i]);
+    }
 }
 
 void etrace_encoder_stop(ETraceEncoder *e)

@@ -86,6 +86,8 @@
 /* Records between the hart and the encoding thread (a power of two). */
 #define TE_QUEUE_LEN            8192
 #define TE_BATCH                256
+/* Blocks handed to the codec in one call. */
+#define TE_BLOCK_BATCH          64
 /* Queued records that wake the encoding thread: fewer, longer runs. */
 #define TE_WAKE                 1024
 /* A queue-only record: stop tracing once the records before it are in. */
@@ -181,7 +183,8 @@ static void te_emit(void *opaque, const uint8_t *bytes, size_t len)
     if (te->staged + len > sizeof(te->stage)) {
         te_flush(te);
     }
-    if (len > te->budget) {
+    if (len > te->budget || te->lost) {
+        /* nothing more until the codec knows (te_check_lost()) */
         trace_riscv_trace_encoder_lost(te->cpu->cpu_index, len);
         te->control |= TE_STALL_OR_OVERFLOW;
         te->lost = true;
@@ -193,16 +196,6 @@ static void te_emit(void *opaque, const uint8_t *bytes, size_t len)
 }
 
 /* -------------------------------------------------------------- input */
-
-static unsigned te_priv(RISCVTraceEncoderState *te, uint64_t info)
-{
-    unsigned priv = extract64(info, RISCV_TRACE_PRIV_SHIFT, 2);
-
-    if (te->params.privilege_width_p >= 3 && (info & RISCV_TRACE_VIRT)) {
-        priv |= 4;
-    }
-    return priv;
-}
 
 /*
  * A context record: the next block reports the new context imprecisely
@@ -217,79 +210,138 @@ static void te_context(RISCVTraceEncoderState *te, uint64_t context)
 }
 
 /*
- * The block of a record.  b keeps the fields that do not change from one
- * record to the next (te_encode_records zeroes it once).
+ * The blocks of rec[0..n), at most TE_BLOCK_BATCH, up to the first record
+ * that is not a block (stop, context): returns how many.
  */
-static void te_record_to_block(RISCVTraceEncoderState *te,
-                               const RISCVTraceRecord *rec, ETraceBlock *b)
+static unsigned te_records_to_blocks(RISCVTraceEncoderState *te,
+                                     const RISCVTraceRecord *rec,
+                                     unsigned n, ETraceBlock *blk)
 {
-    uint64_t info = rec->info;
-    unsigned rs1 = extract64(info, RISCV_TRACE_JUMP_RS1_SHIFT, 5);
+    uint64_t addr_mask = te->addr_mask;
+    uint64_t context = te->context;
+    /* V=1 is bit 2 of priv when privilege_width_p has room for it */
+    unsigned priv_mask = te->params.privilege_width_p >= 3 ? 7 : 3;
+    unsigned prev_rd = te->prev_const_rd;
+    unsigned i;
 
-    b->iaddr = rec->iaddr & te->addr_mask;
-    b->iretire = extract64(info, RISCV_TRACE_IRETIRE_SHIFT, 16);
-    b->ninsns = extract64(info, RISCV_TRACE_NINSNS_SHIFT, 16);
-    b->ilastsize = info & RISCV_TRACE_ILASTSIZE ? 1 : 0;
-    b->itype = extract64(info, RISCV_TRACE_ITYPE_SHIFT, 4);
-    b->priv = te_priv(te, info);
-    b->sijump = (info & RISCV_TRACE_SIJUMP) ||
-                (rs1 && rs1 == te->prev_const_rd);
-    if (unlikely(b->itype == RISCV_ITYPE_EXCEPTION ||
-                 b->itype == RISCV_ITYPE_INTERRUPT)) {
-        b->cause = rec->cause;
-        b->tval = rec->tval & te->addr_mask;
-        b->epc = rec->iaddr & te->addr_mask;    /* the xepc written */
+    QEMU_BUILD_BUG_ON(RISCV_TRACE_VIRT !=
+                      BIT_ULL(RISCV_TRACE_PRIV_SHIFT + 2));
+    n = MIN(n, TE_BLOCK_BATCH);
+    for (i = 0; i < n; i++) {
+        uint64_t info = rec[i].info;
+        ETraceBlock *b = &blk[i];
+
+        if (unlikely(info & (TE_RECORD_STOP | RISCV_TRACE_CONTEXT))) {
+            break;
+        }
+        b->iaddr = rec[i].iaddr & addr_mask;
+        b->iretire = extract64(info, RISCV_TRACE_IRETIRE_SHIFT, 16);
+        b->ninsns = extract64(info, RISCV_TRACE_NINSNS_SHIFT, 16);
+        b->ilastsize = !!(info & RISCV_TRACE_ILASTSIZE);
+        b->itype = extract64(info, RISCV_TRACE_ITYPE_SHIFT, 4);
+        b->priv = extract64(info, RISCV_TRACE_PRIV_SHIFT, 3) & priv_mask;
+        b->sijump = false;
+        if (unlikely(info & (RISCV_TRACE_SIJUMP |
+                             MAKE_64BIT_MASK(RISCV_TRACE_JUMP_RS1_SHIFT,
+                                             5)))) {
+            unsigned rs1 = extract64(info, RISCV_TRACE_JUMP_RS1_SHIFT, 5);
+
+            b->sijump = (info & RISCV_TRACE_SIJUMP) ||
+                        (rs1 && rs1 == prev_rd);
+        }
+        b->notify = false;
+        b->qualified = true;
+        b->ctype = 0;
+        b->context = context;
+        if (unlikely(b->itype == RISCV_ITYPE_EXCEPTION ||
+                     b->itype == RISCV_ITYPE_INTERRUPT)) {
+            b->cause = rec[i].cause;
+            b->tval = rec[i].tval & addr_mask;
+            b->epc = rec[i].iaddr & addr_mask;  /* the xepc written */
+        }
+        prev_rd = extract64(info, RISCV_TRACE_CONST_RD_SHIFT, 5);
     }
-    b->context = te->context;
-    b->ctype = te->ctype;
-    te->ctype = 0;
-    te->prev_const_rd = extract64(info, RISCV_TRACE_CONST_RD_SHIFT, 5);
+    if (i) {
+        /* the first block after a context record reports it */
+        blk[0].ctype = te->ctype;
+        te->ctype = 0;
+    }
+    te->prev_const_rd = prev_rd;
+    return i;
 }
 
-static void te_encode(void *opaque, const ETraceBlock *b)
+static inline void te_trace_block(RISCVTraceEncoderState *te,
+                                  const ETraceBlock *b)
 {
-    RISCVTraceEncoderState *te = opaque;
-
+    if (!trace_event_get_state_backends(TRACE_RISCV_TRACE_ENCODER_BLOCK)) {
+        return;     /* not even the arguments */
+    }
     trace_riscv_trace_encoder_block(te->cpu->cpu_index, b->iaddr, b->iretire,
                                     b->ilastsize, b->itype, b->priv,
                                     b->sijump | b->qualified << 1,
                                     b->cause, b->tval, b->epc);
-    etrace_encoder_block(te->enc, b);
+}
+
+/* The sinks dropped a packet: the codec starts over after a loss. */
+static void te_check_lost(RISCVTraceEncoderState *te)
+{
     if (te->lost) {
         te->lost = false;
         etrace_encoder_lost(te->enc);
     }
 }
 
+/* A block that passed the filters (ETraceBlockFn). */
+static void te_encode(void *opaque, const ETraceBlock *b)
+{
+    RISCVTraceEncoderState *te = opaque;
+
+    te_trace_block(te, b);
+    etrace_encoder_block(te->enc, b);
+    te_check_lost(te);
+}
+
 static void te_finish(RISCVTraceEncoderState *te);
 static void te_update(RISCVTraceEncoderState *te);
 
-/* Filter and encode records; the BQL is held. */
+/*
+ * Filter and encode records; the BQL is held.  Blocks go to the filters
+ * or the codec in batches, which the records that are not blocks end.
+ */
 static void te_encode_records(RISCVTraceEncoderState *te,
                               const RISCVTraceRecord *rec, unsigned n)
 {
-    ETraceBlock b = { .qualified = true };
+    ETraceBlock blk[TE_BLOCK_BATCH];
+    unsigned i = 0, k;
 
     te->budget = te_sink_space(te);
-    for (unsigned i = 0; i < n; i++) {
+    while (i < n) {
         if (rec[i].info & TE_RECORD_STOP) {
             te_flush(te);
             te_finish(te);
+            i++;
             continue;
         }
-        if (!te->tracing) {
+        if (!te->tracing || (rec[i].info & RISCV_TRACE_CONTEXT)) {
+            if (te->tracing) {
+                te_context(te, rec[i].cause);
+            }
+            i++;
             continue;
         }
-        if (rec[i].info & RISCV_TRACE_CONTEXT) {
-            te_context(te, rec[i].cause);
-            continue;
-        }
-        te_record_to_block(te, &rec[i], &b);
+        k = te_records_to_blocks(te, &rec[i], n - i, blk);
+        i += k;
         if (etrace_filter_active(&te->filter)) {
-            etrace_filter_block(&te->filter, &b, te_encode, te);
-        } else {
-            te_encode(te, &b);
+            for (unsigned j = 0; j < k; j++) {
+                etrace_filter_block(&te->filter, &blk[j], te_encode, te);
+            }
+            continue;
         }
+        for (unsigned j = 0; j < k; j++) {
+            te_trace_block(te, &blk[j]);
+        }
+        etrace_encoder_blocks(te->enc, blk, k);
+        te_check_lost(te);
     }
     te_flush(te);
 }
