@@ -107,6 +107,9 @@ struct RISCVTraceEncoderState {
     uint32_t reset_src_id;      /* trTeInstFeatures at reset: SrcID */
     uint32_t reset_src_bits;    /* and SrcBits */
 
+    RISCVTraceSink *sink[2];    /* sinks[] as realize found them */
+    RISCVTraceSinkClass *sink_class[2];
+
     /* Registers */
     uint32_t control;
     uint32_t inst_features;
@@ -132,12 +135,19 @@ struct RISCVTraceEncoderState {
     uint32_t tail;
     QemuThread worker;
     QemuEvent work;         /* set when records were queued */
+    QemuEvent room;         /* set when the encoding thread made room */
     bool worker_exit;
 };
 
-static RISCVTraceSink *te_sink(RISCVTraceEncoderState *te, int i)
+/*
+ * Sink i and its class, as realize found them: the checked casts cost
+ * more than a burst of small packets.
+ */
+static RISCVTraceSink *te_sink(RISCVTraceEncoderState *te, int i,
+                               RISCVTraceSinkClass **sc)
 {
-    return te->sinks[i] ? RISCV_TRACE_SINK(te->sinks[i]) : NULL;
+    *sc = te->sink_class[i];
+    return te->sink[i];
 }
 
 /* ------------------------------------------------------------- output */
@@ -149,10 +159,11 @@ static size_t te_sink_space(RISCVTraceEncoderState *te)
     bool any = false;
 
     for (int i = 0; i < ARRAY_SIZE(te->sinks); i++) {
-        RISCVTraceSink *sink = te_sink(te, i);
+        RISCVTraceSinkClass *sc;
+        RISCVTraceSink *sink = te_sink(te, i, &sc);
 
         if (sink) {
-            size_t n = RISCV_TRACE_SINK_GET_CLASS(sink)->space(sink);
+            size_t n = sc->space(sink);
 
             if (n) {
                 space = MIN(space, n);
@@ -166,11 +177,11 @@ static size_t te_sink_space(RISCVTraceEncoderState *te)
 static void te_flush(RISCVTraceEncoderState *te)
 {
     for (int i = 0; i < ARRAY_SIZE(te->sinks) && te->staged; i++) {
-        RISCVTraceSink *sink = te_sink(te, i);
+        RISCVTraceSinkClass *sc;
+        RISCVTraceSink *sink = te_sink(te, i, &sc);
 
-        if (sink && RISCV_TRACE_SINK_GET_CLASS(sink)->space(sink)) {
-            RISCV_TRACE_SINK_GET_CLASS(sink)->write(sink, te->stage,
-                                                    te->staged);
+        if (sink && sc->space(sink)) {
+            sc->write(sink, te->stage, te->staged);
         }
     }
     te->staged = 0;
@@ -370,6 +381,24 @@ static void te_encode_all(RISCVTraceEncoderState *te)
     }
 }
 
+/*
+ * The queue is full: the hart stalls until the encoding thread has made
+ * room.  Waiting beats encoding a batch here, which would only make the
+ * two threads take turns at the BQL; but a hart that holds the BQL itself
+ * (in a work item) must encode, or it would wait for ever.
+ */
+static void te_wait_for_room(RISCVTraceEncoderState *te)
+{
+    if (bql_locked()) {
+        te_encode_queued(te);
+        return;
+    }
+    qemu_event_reset(&te->room);
+    if (te->head - qatomic_load_acquire(&te->tail) == TE_QUEUE_LEN) {
+        qemu_event_wait(&te->room);
+    }
+}
+
 /* Records of the hart (RISCVTraceConsumeFn), on its thread. */
 static void te_enqueue(RISCVTraceEncoderState *te,
                        const RISCVTraceRecord *rec, unsigned n)
@@ -381,9 +410,7 @@ static void te_enqueue(RISCVTraceEncoderState *te,
         uint32_t k = MIN(MIN(n, room), TE_QUEUE_LEN - head % TE_QUEUE_LEN);
 
         if (!k) {
-            /* Full: the hart stalls and encodes a batch itself. */
-            BQL_LOCK_GUARD();
-            te_encode_queued(te);
+            te_wait_for_room(te);
             continue;
         }
         memcpy(&te->queue[head % TE_QUEUE_LEN], rec, k * sizeof(*rec));
@@ -428,6 +455,7 @@ static void *te_worker(void *opaque)
             bql_lock();
             te_encode_queued(te);
             bql_unlock();
+            qemu_event_set(&te->room);
         } while (qatomic_load_acquire(&te->head) != qatomic_read(&te->tail));
     }
     return NULL;
@@ -443,6 +471,7 @@ static void te_start_worker(RISCVTraceEncoderState *te)
     name = g_strdup_printf("rvtrace-%d", te->cpu->cpu_index);
     te->queue = g_new(RISCVTraceRecord, TE_QUEUE_LEN);
     qemu_event_init(&te->work, false);
+    qemu_event_init(&te->room, false);
     qemu_thread_create(&te->worker, name, te_worker, te,
                        QEMU_THREAD_JOINABLE);
 }
@@ -516,10 +545,11 @@ static void te_finish(RISCVTraceEncoderState *te)
         etrace_encoder_stop(te->enc);
         te_flush(te);
         for (int i = 0; i < ARRAY_SIZE(te->sinks); i++) {
-            RISCVTraceSink *sink = te_sink(te, i);
+            RISCVTraceSinkClass *sc;
+            RISCVTraceSink *sink = te_sink(te, i, &sc);
 
             if (sink) {
-                RISCV_TRACE_SINK_GET_CLASS(sink)->flush(sink);
+                sc->flush(sink);
             }
         }
         qatomic_set(&te->tracing, false);
@@ -747,12 +777,16 @@ static void te_realize(DeviceState *dev, Error **errp)
         return;
     }
     for (int i = 0; i < ARRAY_SIZE(te->sinks); i++) {
-        if (te->sinks[i] &&
-            !object_dynamic_cast(te->sinks[i], TYPE_RISCV_TRACE_SINK)) {
+        if (!te->sinks[i]) {
+            continue;
+        }
+        if (!object_dynamic_cast(te->sinks[i], TYPE_RISCV_TRACE_SINK)) {
             error_setg(errp, "riscv-trace-encoder: sink %d is not a trace "
                        "sink", i);
             return;
         }
+        te->sink[i] = RISCV_TRACE_SINK(te->sinks[i]);
+        te->sink_class[i] = RISCV_TRACE_SINK_GET_CLASS(te->sink[i]);
     }
     if (te->arch > ETRACE_ARCH_2_0) {
         error_setg(errp, "riscv-trace-encoder: arch must be 0 (E-trace "
@@ -782,6 +816,7 @@ static void te_unrealize(DeviceState *dev)
         qemu_event_set(&te->work);
         qemu_thread_join(&te->worker);
         qemu_event_destroy(&te->work);
+        qemu_event_destroy(&te->room);
         g_free(te->queue);
         te->queue = NULL;
     }
