@@ -248,7 +248,7 @@ static unsigned te_records_to_blocks(RISCVTraceEncoderState *te,
         b->iaddr = rec[i].iaddr & addr_mask;
         b->iretire = extract64(info, RISCV_TRACE_IRETIRE_SHIFT, 16);
         b->ninsns = extract64(info, RISCV_TRACE_NINSNS_SHIFT, 16);
-        b->ilastsize = !!(info & RISCV_TRACE_ILASTSIZE);
+        b->ilastsize = extract64(info, ctz64(RISCV_TRACE_ILASTSIZE), 1);
         b->itype = extract64(info, RISCV_TRACE_ITYPE_SHIFT, 4);
         b->priv = extract64(info, RISCV_TRACE_PRIV_SHIFT, 3) & priv_mask;
         b->sijump = false;
@@ -264,8 +264,8 @@ static unsigned te_records_to_blocks(RISCVTraceEncoderState *te,
         b->qualified = true;
         b->ctype = 0;
         b->context = context;
-        if (unlikely(b->itype == RISCV_ITYPE_EXCEPTION ||
-                     b->itype == RISCV_ITYPE_INTERRUPT)) {
+        QEMU_BUILD_BUG_ON(RISCV_ITYPE_INTERRUPT != RISCV_ITYPE_EXCEPTION + 1);
+        if (unlikely(b->itype - RISCV_ITYPE_EXCEPTION < 2u)) {
             b->cause = rec[i].cause;
             b->tval = rec[i].tval & addr_mask;
             b->epc = rec[i].iaddr & addr_mask;  /* the xepc written */
@@ -348,8 +348,10 @@ static void te_encode_records(RISCVTraceEncoderState *te,
             }
             continue;
         }
-        for (unsigned j = 0; j < k; j++) {
-            te_trace_block(te, &blk[j]);
+        if (trace_event_get_state_backends(TRACE_RISCV_TRACE_ENCODER_BLOCK)) {
+            for (unsigned j = 0; j < k; j++) {
+                te_trace_block(te, &blk[j]);
+            }
         }
         etrace_encoder_blocks(te->enc, blk, k);
         te_check_lost(te);
