@@ -90,6 +90,8 @@
 #define TE_BLOCK_BATCH          64
 /* Queued records that wake the encoding thread: fewer, longer runs. */
 #define TE_WAKE                 1024
+/* A hart stalled by a full queue goes on once it is down to this. */
+#define TE_ROOM                 (TE_QUEUE_LEN / 2)
 /* A queue-only record: stop tracing once the records before it are in. */
 #define TE_RECORD_STOP          BIT_ULL(63)
 
@@ -383,11 +385,18 @@ static void te_encode_all(RISCVTraceEncoderState *te)
     }
 }
 
+static uint32_t te_queued(RISCVTraceEncoderState *te)
+{
+    return qatomic_load_acquire(&te->head) - qatomic_load_acquire(&te->tail);
+}
+
 /*
- * The queue is full: the hart stalls until the encoding thread has made
- * room.  Waiting beats encoding a batch here, which would only make the
- * two threads take turns at the BQL; but a hart that holds the BQL itself
- * (in a work item) must encode, or it would wait for ever.
+ * The queue is full: the hart stalls until the encoding thread has
+ * brought it down to TE_ROOM records (not just a batch less: a sleep and
+ * a wake-up cost microseconds each).  Waiting beats encoding a batch
+ * here, which would only make the two threads take turns at the BQL; but
+ * a hart that holds the BQL itself (in a work item) must encode, or it
+ * would wait for ever.
  */
 static void te_wait_for_room(RISCVTraceEncoderState *te)
 {
@@ -396,7 +405,7 @@ static void te_wait_for_room(RISCVTraceEncoderState *te)
         return;
     }
     qemu_event_reset(&te->room);
-    if (te->head - qatomic_load_acquire(&te->tail) == TE_QUEUE_LEN) {
+    if (te_queued(te) > TE_ROOM) {
         qemu_event_wait(&te->room);
     }
 }
@@ -457,7 +466,9 @@ static void *te_worker(void *opaque)
             bql_lock();
             te_encode_queued(te);
             bql_unlock();
-            qemu_event_set(&te->room);
+            if (te_queued(te) <= TE_ROOM) {
+                qemu_event_set(&te->room);
+            }
         } while (qatomic_load_acquire(&te->head) != qatomic_read(&te->tail));
     }
     return NULL;
