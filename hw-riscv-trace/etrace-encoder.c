@@ -326,6 +326,7 @@ static void send_lost(ETraceEncoder *e)
     send_support(e, e->enabled, ETRACE_QUAL_TRACE_LOST);
 }
 
+/* buf: ETRACE_MAX_PACKET bytes (ETraceEmitFn) */
 static void emit_bytes(ETraceEncoder *e, unsigned format, bool support,
                        const uint8_t *buf, size_t n)
 {

@@ -413,6 +413,10 @@ typedef struct ETraceBlock {
  * - lost(): pending state is dropped; a trace_lost support packet goes out
  *   in front of the next packet, and the next instruction is synced.
  */
+/*
+ * A packet of len bytes at bytes, which points to ETRACE_MAX_PACKET
+ * readable bytes: a callee may copy a fixed amount and keep len of it.
+ */
 typedef void ETraceEmitFn(void *opaque, const uint8_t *bytes, size_t len);
 
 typedef struct ETraceEncoder ETraceEncoder;

@@ -82,6 +82,8 @@
 
 /* Bytes gathered before they go to the sinks. */
 #define TE_STAGE_SIZE           4096
+/* Packets up to this size are staged with one fixed-size copy. */
+#define TE_EMIT_COPY            16
 
 /* Records between the hart and the encoding thread (a power of two). */
 #define TE_QUEUE_LEN            8192
@@ -129,7 +131,7 @@ struct RISCVTraceEncoderState {
     uint8_t ctype;          /* for the next block: context changed */
     size_t budget;          /* bytes the sinks take in this burst */
     size_t staged;
-    uint8_t stage[TE_STAGE_SIZE];
+    uint8_t stage[TE_STAGE_SIZE + TE_EMIT_COPY];   /* see te_emit() */
 
     /* The queue: the hart writes head, encoders (with the BQL) tail. */
     RISCVTraceRecord *queue;
@@ -189,11 +191,11 @@ static void te_flush(RISCVTraceEncoderState *te)
     te->staged = 0;
 }
 
-static void te_emit(void *opaque, const uint8_t *bytes, size_t len)
+/* te_emit() for what its fast path leaves: a full stage, a lost packet */
+static void __attribute__((noinline))
+te_emit_slow(RISCVTraceEncoderState *te, const uint8_t *bytes, size_t len)
 {
-    RISCVTraceEncoderState *te = opaque;
-
-    if (te->staged + len > sizeof(te->stage)) {
+    if (te->staged + len > TE_STAGE_SIZE) {
         te_flush(te);
     }
     if (len > te->budget || te->lost) {
@@ -206,6 +208,26 @@ static void te_emit(void *opaque, const uint8_t *bytes, size_t len)
     te->budget -= len;
     memcpy(te->stage + te->staged, bytes, len);
     te->staged += len;
+}
+
+/*
+ * A packet for the sinks.  Most packets are a few bytes: they are staged
+ * with one fixed-size copy (bytes has ETRACE_MAX_PACKET readable bytes,
+ * and the stage room for the excess).
+ */
+static void te_emit(void *opaque, const uint8_t *bytes, size_t len)
+{
+    RISCVTraceEncoderState *te = opaque;
+
+    QEMU_BUILD_BUG_ON(ETRACE_MAX_PACKET < TE_EMIT_COPY);
+    if (likely(len <= TE_EMIT_COPY && te->staged + len <= TE_STAGE_SIZE &&
+               len <= te->budget && !te->lost)) {
+        memcpy(te->stage + te->staged, bytes, TE_EMIT_COPY);
+        te->staged += len;
+        te->budget -= len;
+        return;
+    }
+    te_emit_slow(te, bytes, len);
 }
 
 /* -------------------------------------------------------------- input */
