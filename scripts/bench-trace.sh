@@ -8,6 +8,10 @@
 #    combination (-icount shift=0, so minstret counts instructions).
 #
 #   scripts/bench-trace.sh [ROUNDS [ITERATIONS]]   (default 7, 2000)
+#   scripts/bench-trace.sh --insns [ITERATIONS]    (default 1300)
+#       host instructions of the vCPU thread and of the encoding thread,
+#       untraced and tracing (valgrind --tool=callgrind: exact, unlike the
+#       timings, but blind to cache misses and waiting);
 #
 # The guest times its workload with mtime, so QEMU start-up is not
 # counted.  Run it on an otherwise idle machine; results in
@@ -28,6 +32,48 @@ full_address=1 implicit_exception=2 sijump=4 implicit_return=8
 branch_prediction=16 jump_target_cache=32 ir_counter=64 ir_stack=192
 all=$((implicit_exception | sijump | implicit_return | ir_stack |
        branch_prediction | jump_target_cache))
+
+# ---------------------------------------------------- host instructions
+
+# "vCPU encoder" millions of host instructions of one run under callgrind
+thread_insns() {
+    local dir f total vcpu=0 enc=0
+    dir=$(mktemp -d)
+    valgrind --tool=callgrind --separate-threads=yes \
+        --callgrind-out-file="$dir/cg" --smc-check=all-non-file \
+        "$qemu" -M "$1" -bios none -display none -monitor none \
+        -serial stdio -cpu rv64 -kernel "$elf" -append "$2" \
+        >/dev/null 2>&1 || die "valgrind failed ($1, $2)"
+    for f in "$dir"/cg-*; do
+        total=$(callgrind_annotate "$f" 2>/dev/null |
+                awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
+        if grep -q 'te_worker' "$f"; then
+            enc=$total
+        elif grep -q 'cpu_exec' "$f" && [ "$total" -gt "$vcpu" ]; then
+            vcpu=$total
+        fi
+    done
+    rm -rf "$dir"
+    awk -v v="$vcpu" -v e="$enc" 'BEGIN { printf "%.0f %.0f\n", v / 1e6, e / 1e6 }'
+}
+
+if [ "${1:-}" = --insns ]; then
+    command -v valgrind >/dev/null || die "--insns needs valgrind"
+    iters=${2:-1300}
+    echo "Host instructions (millions), recursion, $iters iterations"
+    printf '%-26s %10s %10s %12s\n' configuration vCPU encoder "max / off"
+    read -r off _ < <(thread_insns virt "work=recursion iters=$iters")
+    printf '%-26s %10s %10s %12s\n' off "$off" - 1.00
+    for c in "default modes|0" "all modes|$all"; do
+        IFS='|' read -r name f <<<"$c"
+        read -r v e < <(thread_insns virt,rvtrace=on \
+                        "work=recursion iters=$iters trace=$f")
+        printf '%-26s %10s %10s %12s\n' "tracing, $name" "$v" "$e" \
+            "$(awk -v v="$v" -v e="$e" -v o="$off" \
+               'BEGIN { printf "%.2f", (v > e ? v : e) / o }')"
+    done
+    exit 0
+fi
 
 run_guest() {
     local machine=$1 append=$2 out

@@ -44,6 +44,8 @@ PKGS=(
     device-tree-compiler
     # scripts/fuzz-decoder.sh (libFuzzer) and scripts/bench-decoder.sh
     clang libclang-rt-14-dev time
+    # --insns of scripts/bench-codec.sh and scripts/bench-trace.sh
+    valgrind
 )
 BPO_PKGS=(meson python3-pycotap)
 
