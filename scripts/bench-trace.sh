@@ -1,17 +1,20 @@
 #!/bin/bash
 # Trace benchmark, on the workload guest (tests-tcg/bench/workloads.c):
 #
-# 1. speed: the call-heavy workload without trace devices, with them idle,
-#    and tracing with the default and with all optimisations, in
-#    interleaved rounds; the median of per-round ratios to "off";
+# 1. speed: each workload (a CoreMark-like branchy mix, a sort, a
+#    call-heavy recursion; iterations for about 0.1 s untraced) without
+#    trace devices, with them idle, and tracing with the default and
+#    with all optimisations, in interleaved rounds; the median of
+#    per-round ratios to "off";
 # 2. trace size: bits per instruction of each workload for each mode
 #    combination (-icount shift=0, so minstret counts instructions).
 #
-#   scripts/bench-trace.sh [ROUNDS [ITERATIONS]]   (default 7, 2000)
-#   scripts/bench-trace.sh --insns [ITERATIONS]    (default 1300)
+#   scripts/bench-trace.sh [ROUNDS [WORKLOAD...]]   (default 7, all)
+#   scripts/bench-trace.sh --insns [WORKLOAD...]
 #       host instructions of the vCPU thread and of the encoding thread,
-#       untraced and tracing (valgrind --tool=callgrind: exact, unlike the
-#       timings, but blind to cache misses and waiting);
+#       untraced and tracing, a quarter of the iterations (valgrind
+#       --tool=callgrind: exact, unlike the timings, but blind to cache
+#       misses and waiting);
 #
 # The guest times its workload with mtime, so QEMU start-up is not
 # counted.  Run it on an otherwise idle machine; results in
@@ -20,8 +23,22 @@ set -euo pipefail
 
 . "$(dirname "$0")/lib.sh"
 
-rounds=${1:-7}
-iters=${2:-2000}
+# workload | iterations (about 0.1 s untraced)
+declare -A iterations=([coremark]=4000 [sort]=1600 [recursion]=2000)
+insns_mode=false
+rounds=7
+if [ "${1:-}" = --insns ]; then
+    insns_mode=true
+    shift
+elif [ $# -gt 0 ]; then
+    rounds=$1
+    shift
+fi
+workloads=("$@")
+[ ${#workloads[@]} -gt 0 ] || workloads=(coremark sort recursion)
+for w in "${workloads[@]}"; do
+    [ -n "${iterations[$w]:-}" ] || die "unknown workload $w"
+done
 qemu=$RVPA_QEMU/build/qemu-system-riscv64
 elf=$RVPA_BUILD/tests-tcg/bench-workloads-rv64.elf
 [ -x "$qemu" ] && [ -f "$elf" ] ||
@@ -57,20 +74,22 @@ thread_insns() {
     awk -v v="$vcpu" -v e="$enc" 'BEGIN { printf "%.0f %.0f\n", v / 1e6, e / 1e6 }'
 }
 
-if [ "${1:-}" = --insns ]; then
+if $insns_mode; then
     command -v valgrind >/dev/null || die "--insns needs valgrind"
-    iters=${2:-1300}
-    echo "Host instructions (millions), recursion, $iters iterations"
-    printf '%-26s %10s %10s %12s\n' configuration vCPU encoder "max / off"
-    read -r off _ < <(thread_insns virt "work=recursion iters=$iters")
-    printf '%-26s %10s %10s %12s\n' off "$off" - 1.00
-    for c in "default modes|0" "all modes|$all"; do
-        IFS='|' read -r name f <<<"$c"
-        read -r v e < <(thread_insns virt,rvtrace=on \
-                        "work=recursion iters=$iters trace=$f")
-        printf '%-26s %10s %10s %12s\n' "tracing, $name" "$v" "$e" \
-            "$(awk -v v="$v" -v e="$e" -v o="$off" \
-               'BEGIN { printf "%.2f", (v > e ? v : e) / o }')"
+    echo "Host instructions (millions), a quarter of the iterations"
+    printf '%-10s %-24s %8s %8s %10s\n' workload configuration vCPU \
+        encoder "max / off"
+    for w in "${workloads[@]}"; do
+        args="work=$w iters=$((iterations[$w] / 4))"
+        read -r off _ < <(thread_insns virt "$args")
+        printf '%-10s %-24s %8s %8s %10s\n' "$w" off "$off" - 1.00
+        for c in "default modes|0" "all modes|$all"; do
+            IFS='|' read -r name f <<<"$c"
+            read -r v e < <(thread_insns virt,rvtrace=on "$args trace=$f")
+            printf '%-10s %-24s %8s %8s %10s\n' "$w" "tracing, $name" \
+                "$v" "$e" "$(awk -v v="$v" -v e="$e" -v o="$off" \
+                'BEGIN { printf "%.2f", (v > e ? v : e) / o }')"
+        done
     done
     exit 0
 fi
@@ -97,10 +116,13 @@ configs=(
 declare -A times
 n=${#configs[@]}
 for ((r = 1; r <= rounds; r++)); do
-    for ((k = 0; k < n; k++)); do
-        IFS='|' read -r name machine args <<<"${configs[(r + k) % n]}"
-        line=$(run_guest "$machine" "work=recursion iters=$iters $args")
-        times[$name]+="$(awk '{ print $6 }' <<<"$line") "
+    for w in "${workloads[@]}"; do
+        for ((k = 0; k < n; k++)); do
+            IFS='|' read -r name machine args <<<"${configs[(r + k) % n]}"
+            line=$(run_guest "$machine" \
+                   "work=$w iters=${iterations[$w]} $args")
+            times[$w,$name]+="$(awk '{ print $6 }' <<<"$line") "
+        done
     done
     info "round $r of $rounds done"
 done
@@ -122,14 +144,16 @@ paired_ratio() {
         awk '{ v[NR] = $1 } END { printf "%.3fx", v[int((NR + 1) / 2)] }'
 }
 
-echo "Speed: call-heavy recursion, $iters iterations, $rounds rounds"
-printf '%-26s %14s %14s\n' configuration "median ticks" "paired ratio"
-for c in "${configs[@]}"; do
-    IFS='|' read -r name machine args <<<"$c"
-    printf '%-26s %14s %14s\n' "$name" "$(median "${times[$name]}")" \
-        "$(paired_ratio "${times[$name]}" "${times[off]}")"
+echo "Speed: median ratio to off over $rounds rounds (ticks: median, 100 ns)"
+printf '%-10s %-24s %12s %10s\n' workload configuration ticks ratio
+for w in "${workloads[@]}"; do
+    for c in "${configs[@]}"; do
+        IFS='|' read -r name machine args <<<"$c"
+        printf '%-10s %-24s %12s %10s\n' "$w" "$name" \
+            "$(median "${times[$w,$name]}")" \
+            "$(paired_ratio "${times[$w,$name]}" "${times[$w,off]}")"
+    done
 done
-echo "(mtime ticks are 100 ns)"
 echo
 
 # --------------------------------------------------------- 2. trace size
