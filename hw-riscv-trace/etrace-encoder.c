@@ -115,6 +115,8 @@ struct ETraceEncoder {
      */
     uint64_t plain_mask;    /* see plain_block() */
     uint64_t plain_want;
+    uint64_t packed_mask;   /* the same for packed blocks' info */
+    uint64_t packed_want;
     const uint64_t *resync_units;   /* counts what sync_mode counts */
     uint64_t resync_fast_end;       /* *resync_units: fast paths below */
     uint64_t halfwords;     /* statistics; sync modes count them too */
@@ -141,6 +143,7 @@ struct ETraceEncoder {
     bool prev_exact;        /* a packet pinned the previous instruction */
     uint8_t lsb;            /* p.iaddress_lsb_p */
     uint8_t ctype_mask;     /* 3 with context_width_p, else 0 */
+    uint8_t priv_mask;      /* privilege_width_p bits, at most 3 */
     unsigned depth;         /* stack entries or call count */
     unsigned depth_max;
     unsigned ras_top;
@@ -1023,9 +1026,13 @@ static void refresh_fast(ETraceEncoder *e)
     want[offsetof(ETraceBlock, qualified) - BLOCK_BYTES] = true;
     mask[offsetof(ETraceBlock, ctype) - BLOCK_BYTES] = e->ctype_mask;
     e->pending_act = pending_action(e);
+    e->packed_mask = (uint64_t)e->priv_mask << ETRACE_PB_PRIV_SHIFT;
+    e->packed_want = (uint64_t)c.priv << ETRACE_PB_PRIV_SHIFT;
     if (!e->fast_ok) {
         /* a bit outside the mask: no block matches */
         want[offsetof(ETraceBlock, ilastsize) - BLOCK_BYTES] = 1;
+        e->packed_mask = 0;
+        e->packed_want = 1;
     }
     memcpy(&e->plain_mask, mask, sizeof(mask));
     memcpy(&e->plain_want, want, sizeof(want));
@@ -1135,8 +1142,19 @@ void send_map(ETraceEncoder *e, const ETraceBlock *b)
  * the same.  Every call out of here is the last thing it does, so the
  * common paths need no stack frame.
  */
+typedef enum QuietOutcome {
+    QUIET_STORE,        /* the block becomes the pending one */
+    QUIET_MAP,          /* send_map() first */
+    QUIET_REPORT,       /* a mispredicted return: take_reporting_block() */
+} QuietOutcome;
+
+/*
+ * The decisions of take_quiet_block() for a block starting at next, of a
+ * single instruction or not; QUIET_REPORT before any change of state.
+ */
 static inline __attribute__((always_inline))
-void take_quiet_block(ETraceEncoder *e, const ETraceBlock *b, unsigned act)
+QuietOutcome quiet_step(ETraceEncoder *e, unsigned act, uint64_t next,
+                        bool single)
 {
     const ETraceBlock *c = &e->pending;
     bool implicit_ret = false;
@@ -1156,25 +1174,41 @@ void take_quiet_block(ETraceEncoder *e, const ETraceBlock *b, unsigned act)
         /* both need 31 branches or more */
         if (e->branches >= MAX_MAP_BRANCHES &&
             (branch_count_full(e) || branches_to_report(e))) {
-            send_map(e, b);
-            return;
+            return QUIET_MAP;
         }
     } else if (act & ACT_PUSH) {
         ras_push(e, pending_end(e));
         e->ret_since_call = false;
     } else if (act & ACT_RETURN) {
-        if (!return_predicted(e, true, b->iaddr & e->addr_mask)) {
-            take_reporting_block(e, b, act);    /* an updiscon after all */
-            return;
+        if (!return_predicted(e, true, next & e->addr_mask)) {
+            return QUIET_REPORT;    /* an updiscon after all */
         }
         ras_pop(e);
         e->ret_since_call = true;
         e->branch_since_ret = false;
         /* unless b's first instruction comes after the return */
-        implicit_ret = (uint64_t)b->iretire * 2 <= (b->ilastsize ? 4u : 2u);
+        implicit_ret = single;
     }
     e->prev_implicit_ret = implicit_ret;
-    store_block(e, b, false);
+    return QUIET_STORE;
+}
+
+static inline __attribute__((always_inline))
+void take_quiet_block(ETraceEncoder *e, const ETraceBlock *b, unsigned act)
+{
+    bool single = (uint64_t)b->iretire * 2 <= (b->ilastsize ? 4u : 2u);
+
+    switch (quiet_step(e, act, b->iaddr, single)) {
+    case QUIET_MAP:
+        send_map(e, b);
+        break;
+    case QUIET_REPORT:
+        take_reporting_block(e, b, act);
+        break;
+    default:
+        store_block(e, b, false);
+        break;
+    }
 }
 
 static void take_insns_or_trap(ETraceEncoder *e, const ETraceBlock *b)
@@ -1235,6 +1269,8 @@ ETraceEncoder *etrace_encoder_new(const ETraceParams *p,
     e->addr_mask = p->iaddress_width_p == 64 ? UINT64_MAX :
                    (UINT64_C(1) << p->iaddress_width_p) - 1;
     e->ctype_mask = p->context_width_p ? 3 : 0;
+    e->priv_mask = (1u << (p->privilege_width_p < 3 ?
+                           p->privilege_width_p : 3)) - 1;
     e->lsb = p->iaddress_lsb_p;
     e->ras_mask = (1u << p->return_stack_size_p) - 1;
     e->bpred_mask = (1u << p->bpred_size_p) - 1;
@@ -1342,6 +1378,152 @@ void etrace_encoder_blocks(ETraceEncoder *e, const ETraceBlock *b, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         encode_block(e, &b[i]);
+    }
+}
+
+/* ------------------------------------------------------- packed blocks */
+
+/* Bits [shift, shift + len) of a packed block's info word (len < 64). */
+static inline unsigned pb_field(uint64_t info, unsigned shift, unsigned len)
+{
+    return (info >> shift) & ((UINT64_C(1) << len) - 1);
+}
+
+static inline void unpack_block(uint64_t addr_mask, unsigned priv_mask,
+                                const ETracePackedBlock *pb,
+                                uint64_t context, unsigned ctype,
+                                ETraceBlock *b)
+{
+    uint64_t info = pb->info;
+
+    *b = (ETraceBlock) {
+        .iaddr = pb->iaddr & addr_mask,
+        .iretire = pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16),
+        .ninsns = pb_field(info, ETRACE_PB_NINSNS_SHIFT, 16),
+        .ilastsize = pb_field(info, ETRACE_PB_ILASTSIZE_SHIFT, 1),
+        .itype = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4),
+        .priv = pb_field(info, ETRACE_PB_PRIV_SHIFT, 3) & priv_mask,
+        .sijump = pb_field(info, ETRACE_PB_SIJUMP_SHIFT, 1),
+        .qualified = true,
+        .ctype = ctype,
+        .context = context,
+        .cause = pb->cause,
+        .tval = pb->tval & addr_mask,
+        .epc = pb->iaddr & addr_mask,
+    };
+}
+
+void etrace_packed_to_block(const ETraceParams *p,
+                            const ETracePackedBlock *pb, uint64_t context,
+                            unsigned ctype, ETraceBlock *b)
+{
+    uint64_t addr_mask = p->iaddress_width_p >= 64 ? UINT64_MAX :
+                         (UINT64_C(1) << p->iaddress_width_p) - 1;
+
+    unsigned priv_bits = p->privilege_width_p < 3 ? p->privilege_width_p : 3;
+
+    unpack_block(addr_mask, (1u << priv_bits) - 1, pb, context, ctype, b);
+}
+
+/* plain_block() for a packed block (not the first with a ctype) */
+static inline bool packed_plain(const ETraceEncoder *e, uint64_t info)
+{
+    unsigned itype = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4);
+
+    return (info & e->packed_mask) == e->packed_want &&
+           pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16) &&
+           itype != RISCV_ITYPE_EXCEPTION && itype != RISCV_ITYPE_INTERRUPT &&
+           *e->resync_units < e->resync_fast_end;
+}
+
+/*
+ * store_block() for a plain packed block after a quiet one: of the
+ * pending block's fields, priv, notify and qualified stay as they are.
+ */
+static inline void store_packed(ETraceEncoder *e, uint64_t iaddr,
+                                uint64_t info, uint64_t context)
+{
+    ETraceBlock *p = &e->pending;
+    unsigned itype = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4);
+    bool sijump = pb_field(info, ETRACE_PB_SIJUMP_SHIFT, 1);
+    uint32_t iretire = pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16);
+    uint32_t ninsns = pb_field(info, ETRACE_PB_NINSNS_SHIFT, 16);
+
+    p->iaddr = iaddr & e->addr_mask;
+    p->iretire = iretire;
+    p->ninsns = ninsns;
+    p->ilastsize = pb_field(info, ETRACE_PB_ILASTSIZE_SHIFT, 1);
+    p->itype = itype;
+    p->sijump = sijump;
+    p->ctype = 0;
+    p->context = context;
+    e->pending_act = e->act[itype | (sijump ? ACT_SIJUMP : 0)];
+    e->halfwords += iretire;
+    e->instructions += ninsns ? ninsns : 1;
+}
+
+typedef enum PackedPath {
+    PACKED_GENERAL,     /* take_block(): not plain */
+    PACKED_MAP,         /* send_map() after quiet_step() */
+    PACKED_REPORT,      /* take_reporting_block() */
+} PackedPath;
+
+/* A packed block off the quiet path, unpacked for the path it takes. */
+static __attribute__((noinline))
+void take_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
+                 uint64_t context, unsigned ctype, PackedPath path,
+                 unsigned act)
+{
+    ETraceBlock b;
+
+    unpack_block(e->addr_mask, e->priv_mask, pb, context, ctype, &b);
+    switch (path) {
+    case PACKED_MAP:
+        send_map(e, &b);
+        break;
+    case PACKED_REPORT:
+        take_reporting_block(e, &b, act);
+        break;
+    default:
+        take_block(e, &b);
+        break;
+    }
+}
+
+/*
+ * The quiet blocks never leave their packed form: the fast path's
+ * decisions (quiet_step()) and the pending block's new fields come
+ * straight from the info word.  Every other block is unpacked for the
+ * path encode_block() would take.
+ */
+void etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
+                           size_t n, uint64_t context, unsigned first_ctype)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t info = pb[i].info;
+        uint64_t iaddr = pb[i].iaddr;
+        unsigned ctype = i ? 0 : first_ctype;
+        unsigned act, iretire;
+        QuietOutcome q;
+
+        if (unlikely(ctype || !packed_plain(e, info))) {
+            take_packed(e, &pb[i], context, ctype, PACKED_GENERAL, 0);
+            continue;
+        }
+        act = e->pending_act;
+        if (act & (ACT_REPORT | ACT_UPDISCON)) {
+            take_packed(e, &pb[i], context, 0, PACKED_REPORT, act);
+            continue;
+        }
+        iretire = pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16);
+        q = quiet_step(e, act, iaddr, iretire * 2 <=
+                       (pb_field(info, ETRACE_PB_ILASTSIZE_SHIFT, 1) ? 4 : 2));
+        if (likely(q == QUIET_STORE)) {
+            store_packed(e, iaddr, info, context);
+        } else {
+            take_packed(e, &pb[i], context, 0,
+                        q == QUIET_MAP ? PACKED_MAP : PACKED_REPORT, act);
+        }
     }
 }
 

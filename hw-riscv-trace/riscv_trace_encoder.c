@@ -88,8 +88,6 @@
 /* Records between the hart and the encoding thread (a power of two). */
 #define TE_QUEUE_LEN            8192
 #define TE_BATCH                256
-/* Blocks handed to the codec in one call. */
-#define TE_BLOCK_BATCH          64
 /* Queued records that wake the encoding thread: fewer, longer runs. */
 #define TE_WAKE                 1024
 /* A hart stalled by a full queue goes on once it is down to this. */
@@ -245,61 +243,57 @@ static void te_context(RISCVTraceEncoderState *te, uint64_t context)
 }
 
 /*
- * The blocks of rec[0..n), at most TE_BLOCK_BATCH, up to the first record
- * that is not a block (stop, context): returns how many.
+ * The hart's records are the codec's packed blocks (etrace.h); the bits
+ * above those are the ingress's own.
  */
-static unsigned te_records_to_blocks(RISCVTraceEncoderState *te,
-                                     const RISCVTraceRecord *rec,
-                                     unsigned n, ETraceBlock *blk)
+QEMU_BUILD_BUG_ON(sizeof(RISCVTraceRecord) != sizeof(ETracePackedBlock));
+QEMU_BUILD_BUG_ON(offsetof(RISCVTraceRecord, info) !=
+                  offsetof(ETracePackedBlock, info));
+QEMU_BUILD_BUG_ON(offsetof(RISCVTraceRecord, cause) !=
+                  offsetof(ETracePackedBlock, cause));
+QEMU_BUILD_BUG_ON(offsetof(RISCVTraceRecord, tval) !=
+                  offsetof(ETracePackedBlock, tval));
+QEMU_BUILD_BUG_ON(RISCV_TRACE_IRETIRE_SHIFT != ETRACE_PB_IRETIRE_SHIFT ||
+                  RISCV_TRACE_NINSNS_SHIFT != ETRACE_PB_NINSNS_SHIFT ||
+                  RISCV_TRACE_ITYPE_SHIFT != ETRACE_PB_ITYPE_SHIFT ||
+                  RISCV_TRACE_ILASTSIZE != BIT_ULL(ETRACE_PB_ILASTSIZE_SHIFT) ||
+                  RISCV_TRACE_PRIV_SHIFT != ETRACE_PB_PRIV_SHIFT ||
+                  RISCV_TRACE_VIRT != BIT_ULL(ETRACE_PB_PRIV_SHIFT + 2) ||
+                  RISCV_TRACE_SIJUMP != BIT_ULL(ETRACE_PB_SIJUMP_SHIFT) ||
+                  RISCV_TRACE_CONTEXT < BIT_ULL(ETRACE_PB_SIJUMP_SHIFT + 1));
+
+static const ETracePackedBlock *te_packed(const RISCVTraceRecord *rec)
 {
-    uint64_t addr_mask = te->addr_mask;
-    uint64_t context = te->context;
-    /* V=1 is bit 2 of priv when privilege_width_p has room for it */
-    unsigned priv_mask = te->params.privilege_width_p >= 3 ? 7 : 3;
+    return (const ETracePackedBlock *)rec;
+}
+
+/*
+ * How many of rec[0..n) are blocks, up to the first record that is not
+ * (stop, context).  A jump whose rs1 the block before loaded with a
+ * constant (a pair split across TBs, trace_ingress.h) gets its sijump
+ * bit here.
+ */
+static unsigned te_block_run(RISCVTraceEncoderState *te,
+                             RISCVTraceRecord *rec, unsigned n)
+{
     unsigned prev_rd = te->prev_const_rd;
     unsigned i;
 
-    QEMU_BUILD_BUG_ON(RISCV_TRACE_VIRT !=
-                      BIT_ULL(RISCV_TRACE_PRIV_SHIFT + 2));
-    n = MIN(n, TE_BLOCK_BATCH);
     for (i = 0; i < n; i++) {
         uint64_t info = rec[i].info;
-        ETraceBlock *b = &blk[i];
 
         if (unlikely(info & (TE_RECORD_STOP | RISCV_TRACE_CONTEXT))) {
             break;
         }
-        b->iaddr = rec[i].iaddr & addr_mask;
-        b->iretire = extract64(info, RISCV_TRACE_IRETIRE_SHIFT, 16);
-        b->ninsns = extract64(info, RISCV_TRACE_NINSNS_SHIFT, 16);
-        b->ilastsize = extract64(info, ctz64(RISCV_TRACE_ILASTSIZE), 1);
-        b->itype = extract64(info, RISCV_TRACE_ITYPE_SHIFT, 4);
-        b->priv = extract64(info, RISCV_TRACE_PRIV_SHIFT, 3) & priv_mask;
-        b->sijump = false;
-        if (unlikely(info & (RISCV_TRACE_SIJUMP |
-                             MAKE_64BIT_MASK(RISCV_TRACE_JUMP_RS1_SHIFT,
-                                             5)))) {
+        if (unlikely(info & MAKE_64BIT_MASK(RISCV_TRACE_JUMP_RS1_SHIFT,
+                                            5))) {
             unsigned rs1 = extract64(info, RISCV_TRACE_JUMP_RS1_SHIFT, 5);
 
-            b->sijump = (info & RISCV_TRACE_SIJUMP) ||
-                        (rs1 && rs1 == prev_rd);
-        }
-        b->notify = false;
-        b->qualified = true;
-        b->ctype = 0;
-        b->context = context;
-        QEMU_BUILD_BUG_ON(RISCV_ITYPE_INTERRUPT != RISCV_ITYPE_EXCEPTION + 1);
-        if (unlikely(b->itype - RISCV_ITYPE_EXCEPTION < 2u)) {
-            b->cause = rec[i].cause;
-            b->tval = rec[i].tval & addr_mask;
-            b->epc = rec[i].iaddr & addr_mask;  /* the xepc written */
+            if (rs1 == prev_rd) {
+                rec[i].info |= RISCV_TRACE_SIJUMP;
+            }
         }
         prev_rd = extract64(info, RISCV_TRACE_CONST_RD_SHIFT, 5);
-    }
-    if (i) {
-        /* the first block after a context record reports it */
-        blk[0].ctype = te->ctype;
-        te->ctype = 0;
     }
     te->prev_const_rd = prev_rd;
     return i;
@@ -336,17 +330,33 @@ static void te_encode(void *opaque, const ETraceBlock *b)
     te_check_lost(te);
 }
 
+/* Blocks one by one, through the filters and the trace event. */
+static void te_encode_unpacked(RISCVTraceEncoderState *te,
+                               const RISCVTraceRecord *rec, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        ETraceBlock b;
+
+        etrace_packed_to_block(&te->params, te_packed(&rec[i]), te->context,
+                               i ? 0 : te->ctype, &b);
+        if (etrace_filter_active(&te->filter)) {
+            etrace_filter_block(&te->filter, &b, te_encode, te);
+        } else {
+            te_encode(te, &b);
+        }
+    }
+}
+
 static void te_finish(RISCVTraceEncoderState *te);
 static void te_update(RISCVTraceEncoderState *te);
 
 /*
- * Filter and encode records; the BQL is held.  Blocks go to the filters
- * or the codec in batches, which the records that are not blocks end.
+ * Filter and encode records; the BQL is held.  Without filters, runs of
+ * blocks go to the codec in their packed form.
  */
 static void te_encode_records(RISCVTraceEncoderState *te,
-                              const RISCVTraceRecord *rec, unsigned n)
+                              RISCVTraceRecord *rec, unsigned n)
 {
-    ETraceBlock blk[TE_BLOCK_BATCH];
     unsigned i = 0, k;
 
     te->budget = te_sink_space(te);
@@ -364,21 +374,17 @@ static void te_encode_records(RISCVTraceEncoderState *te,
             i++;
             continue;
         }
-        k = te_records_to_blocks(te, &rec[i], n - i, blk);
+        k = te_block_run(te, &rec[i], n - i);
+        if (etrace_filter_active(&te->filter) ||
+            trace_event_get_state_backends(TRACE_RISCV_TRACE_ENCODER_BLOCK)) {
+            te_encode_unpacked(te, &rec[i], k);
+        } else {
+            etrace_encoder_packed(te->enc, te_packed(&rec[i]), k, te->context,
+                                  te->ctype);
+            te_check_lost(te);
+        }
+        te->ctype = 0;
         i += k;
-        if (etrace_filter_active(&te->filter)) {
-            for (unsigned j = 0; j < k; j++) {
-                etrace_filter_block(&te->filter, &blk[j], te_encode, te);
-            }
-            continue;
-        }
-        if (trace_event_get_state_backends(TRACE_RISCV_TRACE_ENCODER_BLOCK)) {
-            for (unsigned j = 0; j < k; j++) {
-                te_trace_block(te, &blk[j]);
-            }
-        }
-        etrace_encoder_blocks(te->enc, blk, k);
-        te_check_lost(te);
     }
     te_flush(te);
 }

@@ -1363,11 +1363,86 @@ static ETraceBlock walker_trap(Walker *w)
 }
 
 /* Feed one stream of n blocks, with rare events, to both encoders. */
+/*
+ * Packed blocks waiting for etrace_encoder_packed(): the run of blocks
+ * that have a packed form, of one context, the first with a ctype.
+ */
+typedef struct PackedRun {
+    ETracePackedBlock pb[64];
+    unsigned n;
+    uint64_t context;
+    unsigned ctype;
+} PackedRun;
+
+static void packed_flush(ETraceEncoder *e, PackedRun *run)
+{
+    etrace_encoder_packed(e, run->pb, run->n, run->context, run->ctype);
+    run->n = 0;
+}
+
+/* b's packed form, if b has one: it unpacks to b. */
+static bool pack_block(const ETraceParams *p, const ETraceBlock *b,
+                       ETracePackedBlock *pb)
+{
+    uint64_t mask = p->iaddress_width_p == 64 ? UINT64_MAX :
+                    (UINT64_C(1) << p->iaddress_width_p) - 1;
+    bool trap = b->itype == 1 || b->itype == 2;
+    ETraceBlock u;
+
+    if (!b->qualified || b->notify || b->itype > 15 || b->ilastsize > 1 ||
+        b->iretire > 0xffff || b->ninsns > 0xffff || b->priv > 7) {
+        return false;
+    }
+    *pb = (ETracePackedBlock) {
+        .iaddr = b->iaddr,
+        .info = (uint64_t)b->iretire << ETRACE_PB_IRETIRE_SHIFT |
+                (uint64_t)b->ninsns << ETRACE_PB_NINSNS_SHIFT |
+                (uint64_t)b->itype << ETRACE_PB_ITYPE_SHIFT |
+                (uint64_t)b->ilastsize << ETRACE_PB_ILASTSIZE_SHIFT |
+                (uint64_t)b->priv << ETRACE_PB_PRIV_SHIFT |
+                (uint64_t)b->sijump << ETRACE_PB_SIJUMP_SHIFT |
+                /* the producer's own bits are ignored */
+                UINT64_C(0x5a5) << 41,
+        .cause = b->cause,
+        .tval = b->tval,
+    };
+    etrace_packed_to_block(p, pb, b->context, b->ctype, &u);
+    return u.priv == b->priv && u.iaddr == (b->iaddr & mask) &&
+           (!trap || (u.tval == b->tval && u.epc == b->epc));
+}
+
+/* Feed b to e, packed when it can be, as run's next block. */
+static void feed_packed(ETraceEncoder *e, const ETraceParams *p,
+                        PackedRun *run, const ETraceBlock *b)
+{
+    ETracePackedBlock pb;
+
+    if (!pack_block(p, b, &pb)) {
+        packed_flush(e, run);
+        etrace_encoder_block(e, b);
+        return;
+    }
+    if (run->n == 64 || b->ctype || b->context != run->context) {
+        packed_flush(e, run);
+    }
+    if (!run->n) {
+        run->context = b->context;
+        run->ctype = b->ctype;
+    }
+    run->pb[run->n++] = pb;
+}
+
+/*
+ * e[0] takes the fast paths, e[1] the general one, e[2] the blocks in
+ * packed form where they have one.
+ */
 static void feed_both(ETraceEncoder **e, GRand *r, Walker *w, unsigned n,
-                      unsigned events, const ETraceOptions *o)
+                      unsigned events, const ETraceOptions *o,
+                      const ETraceParams *p)
 {
     uint64_t context = 0;
     unsigned unqualified = 0;
+    PackedRun run = { .n = 0 };
 
     for (unsigned i = 0; i < n; i++) {
         unsigned ev = g_rand_int(r) % 1000 < events ?
@@ -1400,8 +1475,14 @@ static void feed_both(ETraceEncoder **e, GRand *r, Walker *w, unsigned n,
         if (!b.ctype) {
             b.context = context;
         }
-        for (unsigned k = 0; k < 2; k++) {
-            etrace_encoder_block(e[k], &b);
+        feed_packed(e[2], p, &run, &b);
+        if (ev == 5 || ev == 6) {
+            packed_flush(e[2], &run);
+        }
+        for (unsigned k = 0; k < 3; k++) {
+            if (k < 2) {
+                etrace_encoder_block(e[k], &b);
+            }
             if (ev == 5) {
                 etrace_encoder_lost(e[k]);
             } else if (ev == 6) {
@@ -1409,13 +1490,14 @@ static void feed_both(ETraceEncoder **e, GRand *r, Walker *w, unsigned n,
             }
         }
     }
+    packed_flush(e[2], &run);
 }
 
 /*
- * The fast paths (plain blocks, the format 0.1, 1 and 2 packers) emit
- * exactly what the general algorithm and etrace_packet_pack() emit, for
- * every option combination on parameter sets that change the field
- * widths, the layout and the packer.
+ * The fast paths (plain blocks, the format 0.1, 1 and 2 packers, packed
+ * blocks) emit exactly what the general algorithm and etrace_packet_pack()
+ * emit, for every option combination on parameter sets that change the
+ * field widths, the layout and the packer.
  */
 static void test_fast_paths(void)
 {
@@ -1452,23 +1534,24 @@ static void test_fast_paths(void)
                 .implicit_return = (combo >> 7) % 3,
                 .sync_max = g_rand_int_range(r, 0, 3),
             };
-            Output out[2] = {
+            Output out[3] = {
+                { .bytes = g_byte_array_new() },
                 { .bytes = g_byte_array_new() },
                 { .bytes = g_byte_array_new() },
             };
-            ETraceEncoder *e[2];
-            ETraceStats st[2];
+            ETraceEncoder *e[3];
+            ETraceStats st[3];
             Walker w;
 
             walker_init(&w, r, ps == 5 ? 0xffffffff80000000ull : 0x80000000);
-            for (unsigned k = 0; k < 2; k++) {
+            for (unsigned k = 0; k < 3; k++) {
                 e[k] = etrace_encoder_new(&p, collect, &out[k]);
                 g_assert_nonnull(e[k]);
-                etrace_encoder_set_fast_paths(e[k], k == 0);
+                etrace_encoder_set_fast_paths(e[k], k != 1);
                 etrace_encoder_start(e[k], &o);
             }
-            feed_both(e, r, &w, 1500, combo % 4 == 0 ? 0 : 30, &o);
-            for (unsigned k = 0; k < 2; k++) {
+            feed_both(e, r, &w, 1500, combo % 4 == 0 ? 0 : 30, &o, &p);
+            for (unsigned k = 0; k < 3; k++) {
                 etrace_encoder_stop(e[k]);
                 etrace_encoder_stats(e[k], &st[k]);
                 etrace_encoder_free(e[k]);
@@ -1476,9 +1559,13 @@ static void test_fast_paths(void)
             g_assert_cmpmem(out[0].bytes->data, out[0].bytes->len,
                             out[1].bytes->data, out[1].bytes->len);
             g_assert_cmpmem(&st[0], sizeof(st[0]), &st[1], sizeof(st[1]));
+            g_assert_cmpmem(out[0].bytes->data, out[0].bytes->len,
+                            out[2].bytes->data, out[2].bytes->len);
+            g_assert_cmpmem(&st[0], sizeof(st[0]), &st[2], sizeof(st[2]));
             g_assert_cmpuint(out[0].packets, >, 1);
-            g_byte_array_unref(out[0].bytes);
-            g_byte_array_unref(out[1].bytes);
+            for (unsigned k = 0; k < 3; k++) {
+                g_byte_array_unref(out[k].bytes);
+            }
         }
     }
     g_rand_free(r);
