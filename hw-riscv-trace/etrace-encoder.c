@@ -1491,6 +1491,74 @@ void take_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
 }
 
 /*
+ * A run of quiet blocks, each after an instruction that is a branch or
+ * nothing at all to the algorithm (act 0 or ACT_BRANCH, no branch
+ * prediction): quiet_step() and store_packed() block after block, with
+ * the state they change kept in locals and the pending block written
+ * once at the end.  The run stops before a block that is not plain,
+ * after a pending instruction with any other action, and before the
+ * branch that could fill the map (the general path takes those).
+ * Returns the index of the first block not taken.
+ */
+static size_t take_quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb,
+                             size_t i, size_t n, uint64_t context)
+{
+    unsigned act = e->pending_act, itype = e->pending.itype;
+    uint64_t branches = e->branches, halfwords = e->halfwords;
+    uint64_t instructions = e->instructions;
+    uint64_t mask = e->packed_mask, want = e->packed_want;
+    /* the resync count (*resync_units) must stay below resync_fast_end */
+    uint64_t halfwords_end = UINT64_MAX, instructions_end = UINT64_MAX;
+    uint32_t map = e->branch_map;
+    size_t first = i;
+
+    if (e->resync_units == &e->halfwords) {
+        halfwords_end = e->resync_fast_end;
+    } else if (e->resync_units == &e->instructions) {
+        instructions_end = e->resync_fast_end;
+    } else if (*e->resync_units >= e->resync_fast_end) {
+        return i;
+    }
+    for (; i < n; i++) {
+        uint64_t info = pb[i].info;
+        unsigned next_itype = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4);
+        uint32_t iretire = pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16);
+        uint32_t ninsns = pb_field(info, ETRACE_PB_NINSNS_SHIFT, 16);
+
+        if ((act & ~ACT_BRANCH) || (info & mask) != want || !iretire ||
+            next_itype - RISCV_ITYPE_EXCEPTION < 2u ||
+            halfwords >= halfwords_end || instructions >= instructions_end) {
+            break;
+        }
+        if (act & ACT_BRANCH) {
+            if (branches + 1 >= MAX_MAP_BRANCHES) {
+                break;
+            }
+            map |= (uint32_t)(itype != RISCV_ITYPE_TAKEN_BRANCH) << branches;
+            branches++;
+        }
+        itype = next_itype;
+        act = e->act[itype | (pb_field(info, ETRACE_PB_SIJUMP_SHIFT, 1) ?
+                              ACT_SIJUMP : 0)];
+        halfwords += iretire;
+        instructions += ninsns ? ninsns : 1;
+    }
+    if (i > first) {
+        if (branches != e->branches) {
+            e->branch_since_ret = true;
+        }
+        e->branches = branches;
+        e->branch_map = map;
+        e->prev_implicit_ret = false;
+        store_packed(e, pb[i - 1].iaddr, pb[i - 1].info, context);
+        /* store_packed() counted the last block: the run counted them all */
+        e->halfwords = halfwords;
+        e->instructions = instructions;
+    }
+    return i;
+}
+
+/*
  * The quiet blocks never leave their packed form: the fast path's
  * decisions (quiet_step()) and the pending block's new fields come
  * straight from the info word.  Every other block is unpacked for the
@@ -1500,11 +1568,19 @@ void etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
                            size_t n, uint64_t context, unsigned first_ctype)
 {
     for (size_t i = 0; i < n; i++) {
-        uint64_t info = pb[i].info;
-        uint64_t iaddr = pb[i].iaddr;
+        uint64_t info, iaddr;
         unsigned ctype = i ? 0 : first_ctype;
         unsigned act, iretire;
         QuietOutcome q;
+
+        if (!ctype && !e->bpred_on && e->fast_ok) {
+            i = take_quiet_run(e, pb, i, n, context);
+            if (i == n) {
+                break;
+            }
+        }
+        info = pb[i].info;
+        iaddr = pb[i].iaddr;
 
         if (unlikely(ctype || !packed_plain(e, info))) {
             take_packed(e, &pb[i], context, ctype, PACKED_GENERAL, 0);
