@@ -173,6 +173,33 @@ void etrace_options_from_features(uint32_t f, ETraceOptions *o)
     o->jump_target_cache = f & 32;
 }
 
+void etrace_params_to_discovery(const ETraceParams *p, uint32_t *d0,
+                                uint32_t *d1)
+{
+    *d0 = p->iaddress_width_p | p->iaddress_lsb_p << 8 |
+          p->ecause_width_p << 12 | p->privilege_width_p << 20 |
+          p->context_width_p << 24;
+    *d1 = p->call_counter_size_p | p->return_stack_size_p << 4 |
+          p->bpred_size_p << 8 | p->cache_size_p << 12 |
+          p->sijump_p << 16 | p->f0s_width_p << 17 | p->arch << 20;
+}
+
+void etrace_params_from_discovery(ETraceParams *p, uint32_t d0, uint32_t d1)
+{
+    etrace_params_default(p, d0 & 0xff);
+    p->iaddress_lsb_p = (d0 >> 8) & 0xf;
+    p->ecause_width_p = (d0 >> 12) & 0xff;
+    p->privilege_width_p = (d0 >> 20) & 0xf;
+    p->context_width_p = (d0 >> 24) & 0xff;
+    p->call_counter_size_p = d1 & 0xf;
+    p->return_stack_size_p = (d1 >> 4) & 0xf;
+    p->bpred_size_p = (d1 >> 8) & 0xf;
+    p->cache_size_p = (d1 >> 12) & 0xf;
+    p->sijump_p = (d1 >> 16) & 1;
+    p->f0s_width_p = (d1 >> 17) & 1;
+    p->arch = (d1 >> 20) & 0xf;
+}
+
 /* Option bits a decoder can not honour with these parameters. */
 static bool options_valid(const ETraceParams *p, uint32_t bits)
 {

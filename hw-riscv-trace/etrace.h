@@ -299,6 +299,15 @@ void etrace_options_unpack(const ETraceParams *p, uint32_t bits,
 void etrace_options_from_features(uint32_t features, ETraceOptions *o);
 
 /*
+ * The encoder's discovery registers 0xE00 (d0) and 0xE04 (d1), layout in
+ * docs/rvtrace.rst: the device writes its parameters out, guests and the
+ * decoder read them back (the other fields get etrace_params_default()).
+ */
+void etrace_params_to_discovery(const ETraceParams *p, uint32_t *d0,
+                                uint32_t *d1);
+void etrace_params_from_discovery(ETraceParams *p, uint32_t d0, uint32_t d1);
+
+/*
  * ----------------------------------------------------------------- blocks
  *
  * One retirement block on the instruction trace interface (chapter 4.2):

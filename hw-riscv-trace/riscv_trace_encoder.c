@@ -727,16 +727,10 @@ static uint32_t te_impl(RISCVTraceEncoderState *te)
 /* Discovery (E-trace 9.1), in a layout of our own: docs/rvtrace.rst. */
 static uint32_t te_discovery(RISCVTraceEncoderState *te, hwaddr addr)
 {
-    const ETraceParams *p = &te->params;
+    uint32_t d0, d1;
 
-    if (addr == TE_DISCOVERY0) {
-        return p->iaddress_width_p | p->iaddress_lsb_p << 8 |
-               p->ecause_width_p << 12 | p->privilege_width_p << 20 |
-               p->context_width_p << 24;
-    }
-    return p->call_counter_size_p | p->return_stack_size_p << 4 |
-           p->bpred_size_p << 8 | p->cache_size_p << 12 |
-           p->sijump_p << 16 | p->f0s_width_p << 17 | p->arch << 20;
+    etrace_params_to_discovery(&te->params, &d0, &d1);
+    return addr == TE_DISCOVERY0 ? d0 : d1;
 }
 
 static uint64_t te_read(void *opaque, hwaddr addr, unsigned size)

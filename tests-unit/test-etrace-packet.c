@@ -752,6 +752,46 @@ static void test_fast_f01(void)
     g_rand_free(r);
 }
 
+/*
+ * The discovery registers carry every parameter they name (the device
+ * writes them, guests and the decoder read them): known values of the
+ * layout in docs/rvtrace.rst, and a round trip.
+ */
+static void test_discovery(void)
+{
+    ETraceParams p, q;
+    uint32_t d0, d1;
+
+    etrace_params_default(&p, 32);
+    p.iaddress_lsb_p = 1;
+    p.ecause_width_p = 6;
+    p.privilege_width_p = 3;
+    p.context_width_p = 9;
+    p.call_counter_size_p = 5;
+    p.return_stack_size_p = 3;
+    p.bpred_size_p = 7;
+    p.cache_size_p = 4;
+    p.sijump_p = true;
+    p.f0s_width_p = 1;
+    p.arch = ETRACE_ARCH_2_0;
+    etrace_params_to_discovery(&p, &d0, &d1);
+    g_assert_cmphex(d0, ==, 0x09306120);
+    g_assert_cmphex(d1, ==, 0x00134735);
+    etrace_params_from_discovery(&q, d0, d1);
+    g_assert_cmpuint(q.iaddress_width_p, ==, 32);
+    g_assert_cmpuint(q.iaddress_lsb_p, ==, 1);
+    g_assert_cmpuint(q.ecause_width_p, ==, 6);
+    g_assert_cmpuint(q.privilege_width_p, ==, 3);
+    g_assert_cmpuint(q.context_width_p, ==, 9);
+    g_assert_cmpuint(q.call_counter_size_p, ==, 5);
+    g_assert_cmpuint(q.return_stack_size_p, ==, 3);
+    g_assert_cmpuint(q.bpred_size_p, ==, 7);
+    g_assert_cmpuint(q.cache_size_p, ==, 4);
+    g_assert_true(q.sijump_p);
+    g_assert_cmpuint(q.f0s_width_p, ==, 1);
+    g_assert_cmpuint(q.arch, ==, ETRACE_ARCH_2_0);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -762,6 +802,7 @@ int main(int argc, char **argv)
     g_test_add_func("/etrace-packet/example/negative-delta",
                     test_example_negative_delta);
     g_test_add_func("/etrace-packet/format3", test_format3_layouts);
+    g_test_add_func("/etrace-packet/discovery", test_discovery);
     g_test_add_func("/etrace-packet/format0-full-map",
                     test_format0_and_full_map);
     g_test_add_func("/etrace-packet/flags", test_flag_encoding);

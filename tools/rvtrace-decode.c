@@ -1404,18 +1404,7 @@ static void discovery_to_params(const char *arg, ETraceParams *p)
     d0 = parse_u64(copy, "--discovery");
     d1 = parse_u64(comma + 1, "--discovery");
     free(copy);
-    etrace_params_default(p, d0 & 0xff);
-    p->iaddress_lsb_p = (d0 >> 8) & 0xf;
-    p->ecause_width_p = (d0 >> 12) & 0xff;
-    p->privilege_width_p = (d0 >> 20) & 0xf;
-    p->context_width_p = (d0 >> 24) & 0xff;
-    p->call_counter_size_p = d1 & 0xf;
-    p->return_stack_size_p = (d1 >> 4) & 0xf;
-    p->bpred_size_p = (d1 >> 8) & 0xf;
-    p->cache_size_p = (d1 >> 12) & 0xf;
-    p->sijump_p = (d1 >> 16) & 1;
-    p->f0s_width_p = (d1 >> 17) & 1;
-    p->arch = (d1 >> 20) & 0xf;
+    etrace_params_from_discovery(p, d0, d1);
 }
 
 static void set_param(ETraceParams *p, const char *arg)

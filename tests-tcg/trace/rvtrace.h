@@ -119,21 +119,8 @@ static inline void tr_encoder_stop(unsigned hart)
 /* The codec's parameters from the encoder's discovery registers. */
 static inline void tr_discover(unsigned hart, ETraceParams *p)
 {
-    uint32_t d0 = tr_read(TR_ENC(hart), TE_DISCOVERY0);
-    uint32_t d1 = tr_read(TR_ENC(hart), TE_DISCOVERY1);
-
-    etrace_params_default(p, d0 & 0xff);
-    p->iaddress_lsb_p = (d0 >> 8) & 0xf;
-    p->ecause_width_p = (d0 >> 12) & 0xff;
-    p->privilege_width_p = (d0 >> 20) & 0xf;
-    p->context_width_p = d0 >> 24;
-    p->call_counter_size_p = d1 & 0xf;
-    p->return_stack_size_p = (d1 >> 4) & 0xf;
-    p->bpred_size_p = (d1 >> 8) & 0xf;
-    p->cache_size_p = (d1 >> 12) & 0xf;
-    p->sijump_p = (d1 >> 16) & 1;
-    p->f0s_width_p = (d1 >> 17) & 1;
-    p->arch = (d1 >> 20) & 0xf;
+    etrace_params_from_discovery(p, tr_read(TR_ENC(hart), TE_DISCOVERY0),
+                                 tr_read(TR_ENC(hart), TE_DISCOVERY1));
 }
 #endif
 
