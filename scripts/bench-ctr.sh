@@ -11,6 +11,7 @@
 set -euo pipefail
 
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/bench-lib.sh"
 
 rounds=${1:-7}
 iters=${2:-20000000}
@@ -47,23 +48,6 @@ for ((r = 1; r <= rounds; r++)); do
     done
     info "round $r of $rounds done"
 done
-
-median() {
-    tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -n |
-        awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
-}
-
-# Paired runs: each round runs every configuration back to back, so the
-# ratio of a configuration to "off" in the same round cancels slow drifts
-# of a shared machine; the figure is the median of those ratios.
-paired_ratio() {
-    local -a cfg base
-    read -r -a cfg <<<"$1"
-    read -r -a base <<<"$2"
-    for i in "${!cfg[@]}"; do
-        awk -v a="${cfg[$i]}" -v b="${base[$i]}" 'BEGIN { print a / b }'
-    done | sort -g | awk '{ v[NR] = $1 } END { printf "%.3fx", v[int((NR + 1) / 2)] }'
-}
 
 printf '%-26s %14s %14s\n' configuration "median ticks" "paired ratio"
 for c in "${configs[@]}"; do

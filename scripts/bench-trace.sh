@@ -22,6 +22,7 @@
 set -euo pipefail
 
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/bench-lib.sh"
 
 # workload | iterations (about 0.1 s untraced)
 declare -A iterations=([coremark]=4000 [sort]=1600 [recursion]=2000)
@@ -126,23 +127,6 @@ for ((r = 1; r <= rounds; r++)); do
     done
     info "round $r of $rounds done"
 done
-
-median() {
-    tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -n |
-        awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
-}
-
-# Median of the per-round ratios: each round runs every configuration
-# back to back, which cancels slow drifts of a shared machine.
-paired_ratio() {
-    local -a cfg base
-    read -r -a cfg <<<"$1"
-    read -r -a base <<<"$2"
-    for i in "${!cfg[@]}"; do
-        awk -v a="${cfg[$i]}" -v b="${base[$i]}" 'BEGIN { print a / b }'
-    done | sort -g |
-        awk '{ v[NR] = $1 } END { printf "%.3fx", v[int((NR + 1) / 2)] }'
-}
 
 echo "Speed: median ratio to off over $rounds rounds (ticks: median, 100 ns)"
 printf '%-10s %-24s %12s %10s\n' workload configuration ticks ratio

@@ -1,0 +1,21 @@
+# Statistics shared by the benchmark scripts (sourced, not run).
+
+# The median of a space-separated list of numbers.
+median() {
+    tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -n |
+        awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+# Paired runs: each round runs every configuration back to back, so the
+# ratio of a configuration to the baseline in the same round cancels slow
+# drifts of a shared machine; the figure is the median of those ratios.
+# $1 and $2: the configuration's and the baseline's times, round by round.
+paired_ratio() {
+    local -a cfg base
+    read -r -a cfg <<<"$1"
+    read -r -a base <<<"$2"
+    for i in "${!cfg[@]}"; do
+        awk -v a="${cfg[$i]}" -v b="${base[$i]}" 'BEGIN { print a / b }'
+    done | sort -g |
+        awk '{ v[NR] = $1 } END { printf "%.3fx", v[int((NR + 1) / 2)] }'
+}
