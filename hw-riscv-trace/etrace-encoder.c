@@ -1251,6 +1251,19 @@ void take_block(ETraceEncoder *e, const ETraceBlock *b)
 
 /* ---------------------------------------------------------------- API */
 
+/* iaddress_width_p bits */
+static uint64_t addr_mask_of(const ETraceParams *p)
+{
+    return p->iaddress_width_p >= 64 ? UINT64_MAX :
+           (UINT64_C(1) << p->iaddress_width_p) - 1;
+}
+
+/* The privilege bits of a packed block that privilege_width_p keeps. */
+static unsigned priv_mask_of(const ETraceParams *p)
+{
+    return (1u << (p->privilege_width_p < 3 ? p->privilege_width_p : 3)) - 1;
+}
+
 ETraceEncoder *etrace_encoder_new(const ETraceParams *p,
                                   ETraceEmitFn *emit, void *opaque)
 {
@@ -1266,11 +1279,9 @@ ETraceEncoder *etrace_encoder_new(const ETraceParams *p,
     e->p = *p;
     e->emit = emit;
     e->opaque = opaque;
-    e->addr_mask = p->iaddress_width_p == 64 ? UINT64_MAX :
-                   (UINT64_C(1) << p->iaddress_width_p) - 1;
+    e->addr_mask = addr_mask_of(p);
     e->ctype_mask = p->context_width_p ? 3 : 0;
-    e->priv_mask = (1u << (p->privilege_width_p < 3 ?
-                           p->privilege_width_p : 3)) - 1;
+    e->priv_mask = priv_mask_of(p);
     e->lsb = p->iaddress_lsb_p;
     e->ras_mask = (1u << p->return_stack_size_p) - 1;
     e->bpred_mask = (1u << p->bpred_size_p) - 1;
@@ -1417,12 +1428,7 @@ void etrace_packed_to_block(const ETraceParams *p,
                             const ETracePackedBlock *pb, uint64_t context,
                             unsigned ctype, ETraceBlock *b)
 {
-    uint64_t addr_mask = p->iaddress_width_p >= 64 ? UINT64_MAX :
-                         (UINT64_C(1) << p->iaddress_width_p) - 1;
-
-    unsigned priv_bits = p->privilege_width_p < 3 ? p->privilege_width_p : 3;
-
-    unpack_block(addr_mask, (1u << priv_bits) - 1, pb, context, ctype, b);
+    unpack_block(addr_mask_of(p), priv_mask_of(p), pb, context, ctype, b);
 }
 
 /* plain_block() for a packed block (not the first with a ctype) */

@@ -484,8 +484,7 @@ static void *te_worker(void *opaque)
 
     while (!qatomic_read(&te->worker_exit)) {
         qemu_event_reset(&te->work);
-        if (qatomic_load_acquire(&te->head) - qatomic_read(&te->tail) <
-            TE_WAKE) {
+        if (te_queued(te) < TE_WAKE) {
             qemu_event_wait(&te->work);
             continue;
         }
@@ -497,7 +496,7 @@ static void *te_worker(void *opaque)
             if (te_queued(te) <= TE_ROOM) {
                 qemu_event_set(&te->room);
             }
-        } while (qatomic_load_acquire(&te->head) != qatomic_read(&te->tail));
+        } while (te_queued(te));
     }
     return NULL;
 }
@@ -741,7 +740,7 @@ static uint64_t te_read(void *opaque, hwaddr addr, unsigned size)
     if (addr == TE_CONTROL) {
         val = te->control;
         if (!te->stopping &&
-            qatomic_load_acquire(&te->head) == qatomic_read(&te->tail)) {
+            !te_queued(te)) {
             val |= TR_CONTROL_EMPTY;
         }
     } else if (addr == TE_IMPL) {

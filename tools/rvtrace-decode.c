@@ -310,10 +310,15 @@ static void count_insn(Source *s, uint64_t addr, unsigned len)
     c->sym_count[symbol_index(c, addr)]++;
 }
 
-/* "[ID] " in front of every line when the stream has source indexes. */
+/* Lines start with "[ID] " when the stream has source indexes. */
+static inline bool src_prefixed(const Ctx *c)
+{
+    return c->params.src_bits || c->nsrc_seen > 1;
+}
+
 static inline void out_src_prefix(Source *s)
 {
-    if (unlikely(s->ctx->params.src_bits || s->ctx->nsrc_seen > 1)) {
+    if (unlikely(src_prefixed(s->ctx))) {
         out_char(&s->ctx->out, '[');
         out_hex(&s->ctx->out, s->id, 1);
         out_str(&s->ctx->out, "] ");
@@ -437,8 +442,7 @@ static void on_insn_run(void *opaque, uint64_t addr, unsigned priv,
         c->sym_count[c->sym_cur] += n;
         return;
     }
-    if (c->mode == OUT_ADDRESSES && !c->params.src_bits &&
-        c->nsrc_seen <= 1) {
+    if (c->mode == OUT_ADDRESSES && !src_prefixed(c)) {
         for (unsigned i = 0; i < n; i++) {
             out_address_line(&c->out, addr);
             addr += lens4 >> i & 1 ? 4 : 2;
