@@ -1501,19 +1501,26 @@ void take_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
  * nothing at all to the algorithm (act 0 or ACT_BRANCH, no branch
  * prediction): quiet_step() and store_packed() block after block, with
  * the state they change kept in locals and the pending block written
- * once at the end.  The run stops before a block that is not plain,
- * after a pending instruction with any other action, and before the
- * branch that could fill the map (the general path takes those).
- * Returns the index of the first block not taken.
+ * once at the end.  A block is taken when it is plain and promised so
+ * (ETRACE_PB_PLAIN: the checks for traps and empty blocks are left
+ * out), has none of the stop bits and comes before the resync count
+ * could reach resync_fast_end: with sync mode packets or off that count
+ * does not move here, so only the instruction and half-word modes check
+ * it (count_units, constant in each caller).  The run stops after a
+ * pending instruction with any other action and before the branch that
+ * could fill the map (the general path takes those).  Returns the index
+ * of the first block not taken.
  */
-static size_t take_quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb,
-                             size_t i, size_t n, uint64_t context)
+static inline __attribute__((always_inline))
+size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
+                 size_t n, uint64_t context, uint64_t stop_mask,
+                 bool count_units)
 {
     unsigned act = e->pending_act, itype = e->pending.itype;
     uint64_t branches = e->branches, halfwords = e->halfwords;
     uint64_t instructions = e->instructions;
-    uint64_t mask = e->packed_mask, want = e->packed_want;
-    /* the resync count (*resync_units) must stay below resync_fast_end */
+    uint64_t mask = e->packed_mask | ETRACE_PB_PLAIN | stop_mask;
+    uint64_t want = e->packed_want | ETRACE_PB_PLAIN;
     uint64_t halfwords_end = UINT64_MAX, instructions_end = UINT64_MAX;
     uint32_t map = e->branch_map;
     size_t first = i;
@@ -1522,32 +1529,27 @@ static size_t take_quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb,
         halfwords_end = e->resync_fast_end;
     } else if (e->resync_units == &e->instructions) {
         instructions_end = e->resync_fast_end;
-    } else if (*e->resync_units >= e->resync_fast_end) {
-        return i;
     }
     for (; i < n; i++) {
         uint64_t info = pb[i].info;
-        unsigned next_itype = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4);
-        uint32_t iretire = pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16);
-        uint32_t ninsns = pb_field(info, ETRACE_PB_NINSNS_SHIFT, 16);
 
-        if ((act & ~ACT_BRANCH) || (info & mask) != want || !iretire ||
-            next_itype - RISCV_ITYPE_EXCEPTION < 2u ||
-            halfwords >= halfwords_end || instructions >= instructions_end) {
+        if ((info & mask) != want || (act & ~ACT_BRANCH) ||
+            (count_units && (halfwords >= halfwords_end ||
+                             instructions >= instructions_end))) {
             break;
         }
-        if (act & ACT_BRANCH) {
+        if (act) {
             if (branches + 1 >= MAX_MAP_BRANCHES) {
                 break;
             }
             map |= (uint32_t)(itype != RISCV_ITYPE_TAKEN_BRANCH) << branches;
             branches++;
         }
-        itype = next_itype;
-        act = e->act[itype | (pb_field(info, ETRACE_PB_SIJUMP_SHIFT, 1) ?
-                              ACT_SIJUMP : 0)];
-        halfwords += iretire;
-        instructions += ninsns ? ninsns : 1;
+        itype = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4);
+        act = e->act[pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4) |
+                     (info >> (ETRACE_PB_SIJUMP_SHIFT - 4) & ACT_SIJUMP)];
+        halfwords += pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16);
+        instructions += pb_field(info, ETRACE_PB_NINSNS_SHIFT, 16);
     }
     if (i > first) {
         if (branches != e->branches) {
@@ -1564,14 +1566,32 @@ static size_t take_quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb,
     return i;
 }
 
+_Static_assert(ETRACE_PB_SIJUMP_SHIFT >= 4 && ACT_SIJUMP == 16,
+               "quiet_run() moves the sijump bit to bit 4 with one shift");
+
+static size_t take_quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb,
+                             size_t i, size_t n, uint64_t context,
+                             uint64_t stop_mask)
+{
+    if (e->resync_units == &e->halfwords ||
+        e->resync_units == &e->instructions) {
+        return quiet_run(e, pb, i, n, context, stop_mask, true);
+    }
+    if (*e->resync_units >= e->resync_fast_end) {
+        return i;
+    }
+    return quiet_run(e, pb, i, n, context, stop_mask, false);
+}
+
 /*
  * The quiet blocks never leave their packed form: the fast path's
  * decisions (quiet_step()) and the pending block's new fields come
  * straight from the info word.  Every other block is unpacked for the
  * path encode_block() would take.
  */
-void etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
-                           size_t n, uint64_t context, unsigned first_ctype)
+size_t etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
+                             size_t n, uint64_t context, unsigned first_ctype,
+                             uint64_t stop_mask)
 {
     for (size_t i = 0; i < n; i++) {
         uint64_t info, iaddr;
@@ -1579,10 +1599,18 @@ void etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
         unsigned act, iretire;
         QuietOutcome q;
 
-        if (!ctype && !e->bpred_on && e->fast_ok) {
-            i = take_quiet_run(e, pb, i, n, context);
+        if (pb[i].info & stop_mask) {
+            if (i) {
+                return i;
+            }
+            /* pb[0] is taken whatever its bits: not by the run */
+        } else if (!ctype && !e->bpred_on && e->fast_ok) {
+            i = take_quiet_run(e, pb, i, n, context, stop_mask);
             if (i == n) {
                 break;
+            }
+            if (pb[i].info & stop_mask) {
+                return i;
             }
         }
         info = pb[i].info;
@@ -1607,6 +1635,7 @@ void etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
                         q == QUIET_MAP ? PACKED_MAP : PACKED_REPORT, act);
         }
     }
+    return n;
 }
 
 void etrace_encoder_stop(ETraceEncoder *e)

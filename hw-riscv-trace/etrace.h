@@ -461,15 +461,24 @@ typedef struct ETracePackedBlock {
 #define ETRACE_PB_PRIV_SHIFT        37  /* 3 bits, as many as */
                                         /* privilege_width_p keeps */
 #define ETRACE_PB_SIJUMP_SHIFT      40  /* 1 bit */
-/* Bits 41 to 63 are the producer's own: the encoder ignores them. */
+/*
+ * A promise that lets the encoder skip checks on the blocks that make no
+ * packet: iretire and ninsns are not 0 and itype is neither 1 nor 2.  A
+ * block without it is encoded the same, only slower.
+ */
+#define ETRACE_PB_PLAIN             (UINT64_C(1) << 41)
+/* Bits 42 to 63 are the producer's own: the encoder ignores them. */
 
 /*
- * Feed n packed blocks, all of this context, the first of them with
- * ctype first_ctype (the others 0): the same as etrace_encoder_blocks()
- * on their unpacked form, faster.
+ * Feed packed blocks, all of this context, the first of them with ctype
+ * first_ctype (the others 0): the same as etrace_encoder_blocks() on
+ * their unpacked form, faster.  Takes pb[0..n) up to, not including, the
+ * first block after pb[0] whose info has a bit of stop_mask set (the
+ * producer's bits for records it handles itself); returns how many.
  */
-void etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
-                           size_t n, uint64_t context, unsigned first_ctype);
+size_t etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
+                             size_t n, uint64_t context, unsigned first_ctype,
+                             uint64_t stop_mask);
 /* That unpacked form: addresses and tval cut to iaddress_width_p bits. */
 void etrace_packed_to_block(const ETraceParams *p,
                             const ETracePackedBlock *pb, uint64_t context,

@@ -260,7 +260,8 @@ QEMU_BUILD_BUG_ON(RISCV_TRACE_IRETIRE_SHIFT != ETRACE_PB_IRETIRE_SHIFT ||
                   RISCV_TRACE_PRIV_SHIFT != ETRACE_PB_PRIV_SHIFT ||
                   RISCV_TRACE_VIRT != BIT_ULL(ETRACE_PB_PRIV_SHIFT + 2) ||
                   RISCV_TRACE_SIJUMP != BIT_ULL(ETRACE_PB_SIJUMP_SHIFT) ||
-                  RISCV_TRACE_CONTEXT < BIT_ULL(ETRACE_PB_SIJUMP_SHIFT + 1));
+                  RISCV_TRACE_PLAIN != ETRACE_PB_PLAIN ||
+                  RISCV_TRACE_CONST_RD_SHIFT <= ETRACE_PB_SIJUMP_SHIFT + 1);
 
 static const ETracePackedBlock *te_packed(const RISCVTraceRecord *rec)
 {
@@ -268,35 +269,26 @@ static const ETracePackedBlock *te_packed(const RISCVTraceRecord *rec)
 }
 
 /*
- * How many of rec[0..n) are blocks, up to the first record that is not
- * (stop, context).  A jump whose rs1 the block before loaded with a
- * constant (a pair split across TBs, trace_ingress.h) gets its sijump
- * bit here.
+ * Records the device handles itself, and a block that ends with a
+ * constant load, whose successor may be the jump of a lui/auipc + jalr
+ * pair split across TBs (trace_ingress.h).
  */
-static unsigned te_block_run(RISCVTraceEncoderState *te,
-                             RISCVTraceRecord *rec, unsigned n)
+#define TE_RECORD_SPECIAL   (TE_RECORD_STOP | RISCV_TRACE_CONTEXT | \
+                             MAKE_64BIT_MASK(RISCV_TRACE_CONST_RD_SHIFT, 5))
+
+/*
+ * A block after one that ended with a constant load: a jump alone in
+ * its TB whose rs1 that load wrote is sequentially inferable.  The
+ * block's own constant load, if any, is kept for the next one.
+ */
+static void te_pair_sijump(RISCVTraceEncoderState *te, RISCVTraceRecord *rec)
 {
-    unsigned prev_rd = te->prev_const_rd;
-    unsigned i;
+    unsigned rs1 = extract64(rec->info, RISCV_TRACE_JUMP_RS1_SHIFT, 5);
 
-    for (i = 0; i < n; i++) {
-        uint64_t info = rec[i].info;
-
-        if (unlikely(info & (TE_RECORD_STOP | RISCV_TRACE_CONTEXT))) {
-            break;
-        }
-        if (unlikely(info & MAKE_64BIT_MASK(RISCV_TRACE_JUMP_RS1_SHIFT,
-                                            5))) {
-            unsigned rs1 = extract64(info, RISCV_TRACE_JUMP_RS1_SHIFT, 5);
-
-            if (rs1 == prev_rd) {
-                rec[i].info |= RISCV_TRACE_SIJUMP;
-            }
-        }
-        prev_rd = extract64(info, RISCV_TRACE_CONST_RD_SHIFT, 5);
+    if (te->prev_const_rd && rs1 == te->prev_const_rd) {
+        rec->info |= RISCV_TRACE_SIJUMP;
     }
-    te->prev_const_rd = prev_rd;
-    return i;
+    te->prev_const_rd = extract64(rec->info, RISCV_TRACE_CONST_RD_SHIFT, 5);
 }
 
 static inline void te_trace_block(RISCVTraceEncoderState *te,
@@ -330,13 +322,19 @@ static void te_encode(void *opaque, const ETraceBlock *b)
     te_check_lost(te);
 }
 
-/* Blocks one by one, through the filters and the trace event. */
-static void te_encode_unpacked(RISCVTraceEncoderState *te,
-                               const RISCVTraceRecord *rec, unsigned n)
+/*
+ * Blocks one by one, through the filters and the trace event: rec[0] and
+ * those after it up to the first special record.  Returns how many.
+ */
+static unsigned te_encode_unpacked(RISCVTraceEncoderState *te,
+                                   const RISCVTraceRecord *rec, unsigned n)
 {
     for (unsigned i = 0; i < n; i++) {
         ETraceBlock b;
 
+        if (i && (rec[i].info & TE_RECORD_SPECIAL)) {
+            return i;
+        }
         etrace_packed_to_block(&te->params, te_packed(&rec[i]), te->context,
                                i ? 0 : te->ctype, &b);
         if (etrace_filter_active(&te->filter)) {
@@ -345,6 +343,7 @@ static void te_encode_unpacked(RISCVTraceEncoderState *te,
             te_encode(te, &b);
         }
     }
+    return n;
 }
 
 static void te_finish(RISCVTraceEncoderState *te);
@@ -374,13 +373,16 @@ static void te_encode_records(RISCVTraceEncoderState *te,
             i++;
             continue;
         }
-        k = te_block_run(te, &rec[i], n - i);
+        /* a block, and those after it up to the next special record */
+        te_pair_sijump(te, &rec[i]);
+        k = te->prev_const_rd ? 1 : n - i;
         if (etrace_filter_active(&te->filter) ||
             trace_event_get_state_backends(TRACE_RISCV_TRACE_ENCODER_BLOCK)) {
-            te_encode_unpacked(te, &rec[i], k);
+            k = te_encode_unpacked(te, &rec[i], k);
         } else {
-            etrace_encoder_packed(te->enc, te_packed(&rec[i]), k, te->context,
-                                  te->ctype);
+            k = etrace_encoder_packed(te->enc, te_packed(&rec[i]), k,
+                                      te->context, te->ctype,
+                                      TE_RECORD_SPECIAL);
             te_check_lost(te);
         }
         te->ctype = 0;

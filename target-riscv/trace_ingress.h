@@ -38,7 +38,8 @@ typedef struct RISCVTraceRecord {
 #define RISCV_TRACE_PRIV_SHIFT      37  /* 2 bits: privilege mode */
 #define RISCV_TRACE_VIRT            BIT_ULL(39) /* V=1 */
 #define RISCV_TRACE_SIJUMP          BIT_ULL(40) /* sequentially inferable */
-#define RISCV_TRACE_CONTEXT         BIT_ULL(41) /* context record */
+/* Set by translated code: iretire and ninsns > 0, not a trap record */
+#define RISCV_TRACE_PLAIN           BIT_ULL(41)
 /*
  * A lui/auipc/c.lui and the jump using its register may be split over two
  * TBs: the block ending with the constant load names its rd, the block of
@@ -46,6 +47,7 @@ typedef struct RISCVTraceRecord {
  */
 #define RISCV_TRACE_CONST_RD_SHIFT  42  /* 5 bits, 0: none */
 #define RISCV_TRACE_JUMP_RS1_SHIFT  47  /* 5 bits, 0: none */
+#define RISCV_TRACE_CONTEXT         BIT_ULL(52) /* context record */
 
 /*
  * Records in the ring.  Whoever takes its last slot drains it: translated

@@ -1374,15 +1374,28 @@ typedef struct PackedRun {
     unsigned ctype;
 } PackedRun;
 
+/* A producer's bit on some blocks, which it wants to see before them. */
+#define PACKED_STOP     (UINT64_C(1) << 62)
+
 static void packed_flush(ETraceEncoder *e, PackedRun *run)
 {
-    etrace_encoder_packed(e, run->pb, run->n, run->context, run->ctype);
+    size_t done = 0;
+
+    while (done < run->n) {
+        size_t k = etrace_encoder_packed(e, run->pb + done, run->n - done,
+                                         run->context,
+                                         done ? 0 : run->ctype, PACKED_STOP);
+
+        g_assert_cmpuint(k, >=, 1);
+        done += k;
+        g_assert(done == run->n || (run->pb[done].info & PACKED_STOP));
+    }
     run->n = 0;
 }
 
 /* b's packed form, if b has one: it unpacks to b. */
 static bool pack_block(const ETraceParams *p, const ETraceBlock *b,
-                       ETracePackedBlock *pb)
+                       ETracePackedBlock *pb, GRand *r)
 {
     uint64_t mask = p->iaddress_width_p == 64 ? UINT64_MAX :
                     (UINT64_C(1) << p->iaddress_width_p) - 1;
@@ -1394,7 +1407,7 @@ static bool pack_block(const ETraceParams *p, const ETraceBlock *b,
         return false;
     }
     *pb = (ETracePackedBlock) {
-        .iaddr = b->iaddr,
+        .iaddr = trap ? b->epc : b->iaddr,
         .info = (uint64_t)b->iretire << ETRACE_PB_IRETIRE_SHIFT |
                 (uint64_t)b->ninsns << ETRACE_PB_NINSNS_SHIFT |
                 (uint64_t)b->itype << ETRACE_PB_ITYPE_SHIFT |
@@ -1402,22 +1415,30 @@ static bool pack_block(const ETraceParams *p, const ETraceBlock *b,
                 (uint64_t)b->priv << ETRACE_PB_PRIV_SHIFT |
                 (uint64_t)b->sijump << ETRACE_PB_SIJUMP_SHIFT |
                 /* the producer's own bits are ignored */
-                UINT64_C(0x5a5) << 41,
+                UINT64_C(0x2d3) << 42,
         .cause = b->cause,
         .tval = b->tval,
     };
+    if (b->iretire && b->ninsns && !trap && g_rand_int(r) % 4) {
+        pb->info |= ETRACE_PB_PLAIN;
+    }
+    if (g_rand_int(r) % 8 == 0) {
+        pb->info |= PACKED_STOP;
+    }
     etrace_packed_to_block(p, pb, b->context, b->ctype, &u);
-    return u.priv == b->priv && u.iaddr == (b->iaddr & mask) &&
-           (!trap || (u.tval == b->tval && u.epc == b->epc));
+    /* a trap's iaddr is its EPC: without instructions before it */
+    return u.priv == b->priv &&
+           (trap ? !b->iretire && u.tval == b->tval && u.epc == b->epc :
+                   u.iaddr == (b->iaddr & mask));
 }
 
 /* Feed b to e, packed when it can be, as run's next block. */
 static void feed_packed(ETraceEncoder *e, const ETraceParams *p,
-                        PackedRun *run, const ETraceBlock *b)
+                        PackedRun *run, const ETraceBlock *b, GRand *r)
 {
     ETracePackedBlock pb;
 
-    if (!pack_block(p, b, &pb)) {
+    if (!pack_block(p, b, &pb, r)) {
         packed_flush(e, run);
         etrace_encoder_block(e, b);
         return;
@@ -1475,7 +1496,7 @@ static void feed_both(ETraceEncoder **e, GRand *r, Walker *w, unsigned n,
         if (!b.ctype) {
             b.context = context;
         }
-        feed_packed(e[2], p, &run, &b);
+        feed_packed(e[2], p, &run, &b, r);
         if (ev == 5 || ev == 6) {
             packed_flush(e[2], &run);
         }
