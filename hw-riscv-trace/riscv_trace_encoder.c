@@ -137,7 +137,8 @@ struct RISCVTraceEncoderState {
     uint32_t tail;
     QemuThread worker;
     QemuEvent work;         /* set when records were queued */
-    QemuEvent room;         /* set when the encoding thread made room */
+    QemuEvent made_room;    /* set when the encoding thread made room */
+    RISCVTraceRecord *room; /* lent to the hart: from head on */
     bool worker_exit;
 };
 
@@ -421,7 +422,7 @@ static uint32_t te_queued(RISCVTraceEncoderState *te)
 }
 
 /*
- * The queue is full: the hart stalls until the encoding thread has
+ * Less than a batch is free: the hart stalls until the encoding thread has
  * brought it down to TE_ROOM records (not just a batch less: a sleep and
  * a wake-up cost microseconds each).  Waiting beats encoding a batch
  * here, which would only make the two threads take turns at the BQL; but
@@ -434,49 +435,60 @@ static void te_wait_for_room(RISCVTraceEncoderState *te)
         te_encode_queued(te);
         return;
     }
-    qemu_event_reset(&te->room);
+    qemu_event_reset(&te->made_room);
     if (te_queued(te) > TE_ROOM) {
-        qemu_event_wait(&te->room);
+        qemu_event_wait(&te->made_room);
     }
 }
 
-/* Records of the hart (RISCVTraceConsumeFn), on its thread. */
-static void te_enqueue(RISCVTraceEncoderState *te,
-                       const RISCVTraceRecord *rec, unsigned n)
+/* The hart wrote n records into the room it was lent: queue them. */
+static void te_publish(RISCVTraceEncoderState *te, uint32_t n)
 {
-    while (n) {
-        uint32_t head = te->head;
-        uint32_t room = TE_QUEUE_LEN -
-                        (head - qatomic_load_acquire(&te->tail));
-        uint32_t k = MIN(MIN(n, room), TE_QUEUE_LEN - head % TE_QUEUE_LEN);
+    uint32_t queued = te_queued(te);
 
-        if (!k) {
-            te_wait_for_room(te);
-            continue;
-        }
-        memcpy(&te->queue[head % TE_QUEUE_LEN], rec, k * sizeof(*rec));
-        qatomic_store_release(&te->head, head + k);
-        rec += k;
-        n -= k;
-        /*
-         * The encoding thread sleeps only with fewer than TE_WAKE records
-         * queued: wake it when the queue crosses that line, not on every
-         * append (an event set costs an atomic exchange or a syscall).
-         */
-        if (TE_QUEUE_LEN - room < TE_WAKE &&
-            TE_QUEUE_LEN - room + k >= TE_WAKE) {
-            qemu_event_set(&te->work);
-        }
+    qatomic_store_release(&te->head, te->head + n);
+    /*
+     * The encoding thread sleeps only with fewer than TE_WAKE records
+     * queued: wake it when the queue crosses that line, not on every
+     * hand-over (an event set costs an atomic exchange or a syscall).
+     */
+    if (queued < TE_WAKE && queued + n >= TE_WAKE) {
+        qemu_event_set(&te->work);
     }
 }
 
-static void te_consume(void *opaque, const RISCVTraceRecord *rec, unsigned n)
+/*
+ * Room for the hart's next records: the free slots after head, up to a
+ * batch and the end of the array.  With less than a batch free, the hart
+ * waits for more (te_wait_for_room()).
+ */
+static RISCVTraceRecord *te_lend_room(RISCVTraceEncoderState *te,
+                                      RISCVTraceRecord **limit)
+{
+    uint32_t first, room;
+
+    while ((room = TE_QUEUE_LEN - te_queued(te)) < TE_BATCH) {
+        te_wait_for_room(te);
+    }
+    first = te->head % TE_QUEUE_LEN;
+    te->room = &te->queue[first];
+    *limit = te->room + MIN(TE_BATCH, TE_QUEUE_LEN - first);
+    return te->room;
+}
+
+/*
+ * Records of the hart (RISCVTraceConsumeFn), on its thread: they are
+ * already in the queue, after head; queued while tracing, else dropped.
+ */
+static RISCVTraceRecord *te_consume(void *opaque, RISCVTraceRecord *end,
+                                    RISCVTraceRecord **limit)
 {
     RISCVTraceEncoderState *te = opaque;
 
-    if (qatomic_read(&te->tracing)) {
-        te_enqueue(te, rec, n);
+    if (end && qatomic_read(&te->tracing)) {
+        te_publish(te, end - te->room);
     }
+    return te_lend_room(te, limit);
 }
 
 /* The encoding thread: batches of queued records, with the BQL. */
@@ -496,7 +508,7 @@ static void *te_worker(void *opaque)
             te_encode_queued(te);
             bql_unlock();
             if (te_queued(te) <= TE_ROOM) {
-                qemu_event_set(&te->room);
+                qemu_event_set(&te->made_room);
             }
         } while (te_queued(te));
     }
@@ -513,7 +525,7 @@ static void te_start_worker(RISCVTraceEncoderState *te)
     name = g_strdup_printf("rvtrace-%d", te->cpu->cpu_index);
     te->queue = g_new(RISCVTraceRecord, TE_QUEUE_LEN);
     qemu_event_init(&te->work, false);
-    qemu_event_init(&te->room, false);
+    qemu_event_init(&te->made_room, false);
     qemu_thread_create(&te->worker, name, te_worker, te,
                        QEMU_THREAD_JOINABLE);
 }
@@ -611,7 +623,7 @@ static void te_stop_on_hart(void *opaque)
     RISCVTraceEncoderState *te = opaque;
     RISCVTraceRecord stop = { .info = TE_RECORD_STOP };
 
-    te_enqueue(te, &stop, 1);
+    riscv_trace_append(te->cpu, &stop);
     te_encode_all(te);
 }
 
@@ -848,11 +860,12 @@ static void te_unrealize(DeviceState *dev)
     RISCVTraceEncoderState *te = RISCV_TRACE_ENCODER(dev);
 
     if (te->queue) {
+        riscv_trace_attach(te->cpu, NULL, NULL);
         qatomic_set(&te->worker_exit, true);
         qemu_event_set(&te->work);
         qemu_thread_join(&te->worker);
         qemu_event_destroy(&te->work);
-        qemu_event_destroy(&te->room);
+        qemu_event_destroy(&te->made_room);
         g_free(te->queue);
         te->queue = NULL;
     }

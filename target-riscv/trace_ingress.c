@@ -1,12 +1,12 @@
 /*
  * RISC-V instruction trace ingress: the hart side
  *
- * Translated code appends block records to env->trace_ring (see
- * trace_ingress_translate.c.inc); this file adds the records only C knows
- * about (traps, the part of a block before a trap in its middle, wfi) and
- * hands the ring to the encoder.  The ring belongs to the hart's thread:
- * it is drained there, and a device on another thread asks for it through
- * riscv_trace_run_on_hart().
+ * Translated code appends block records to the room the encoder lent
+ * (env->trace_ptr, see trace_ingress_translate.c.inc); this file adds the
+ * records only C knows about (traps, the part of a block before a trap in
+ * its middle, wfi) and hands them over.  The room belongs to the hart's
+ * thread: records are handed over there, and a device on another thread
+ * asks for them through riscv_trace_run_on_hart().
  *
  * Copyright (c) 2026 The rvpa authors
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -25,14 +25,15 @@ uint64_t riscv_trace_cs_base(CPURISCVState *env)
     return qatomic_read(&env->trace_on) ? RISCV_CS_BASE_TRACE : 0;
 }
 
-/* Hand the records to the encoder (which takes the BQL if it needs it). */
+/*
+ * Hand the records to the encoder (which takes the BQL if it needs it)
+ * and take the room it lends for the next ones.
+ */
 static void trace_drain(CPURISCVState *env)
 {
-    unsigned n = env->trace_pos / sizeof(RISCVTraceRecord);
-
-    env->trace_pos = 0;
-    if (n && env->trace_consume) {
-        env->trace_consume(env->trace_opaque, env->trace_ring, n);
+    if (env->trace_consume) {
+        env->trace_ptr = env->trace_consume(env->trace_opaque, env->trace_ptr,
+                                            &env->trace_limit);
     }
 }
 
@@ -43,14 +44,13 @@ void helper_trace_drain(CPURISCVState *env)
 
 /*
  * Append a record from C.  Translated code stores its record before it
- * checks for room, so the ring must never be left full: drain it as soon
- * as the last slot is taken.
+ * checks for room, so the room must never be left full: hand the records
+ * over as soon as the last slot is taken.
  */
 static void trace_push(CPURISCVState *env, const RISCVTraceRecord *rec)
 {
-    env->trace_ring[env->trace_pos / sizeof(RISCVTraceRecord)] = *rec;
-    env->trace_pos += sizeof(RISCVTraceRecord);
-    if (env->trace_pos >= sizeof(env->trace_ring)) {
+    *env->trace_ptr++ = *rec;
+    if (env->trace_ptr >= env->trace_limit) {
         trace_drain(env);
     }
 }
@@ -144,12 +144,28 @@ void riscv_trace_wfi(CPURISCVState *env, uintptr_t ra)
     env->pc = next;
 }
 
+/*
+ * While the hart does not trace (or from its own thread): the encoder's
+ * first call lends the first room.  NULL detaches.
+ */
 void riscv_trace_attach(CPUState *cs, RISCVTraceConsumeFn *fn, void *opaque)
 {
     CPURISCVState *env = cpu_env(cs);
 
     env->trace_consume = fn;
     env->trace_opaque = opaque;
+    env->trace_ptr = fn ? fn(opaque, NULL, &env->trace_limit) : NULL;
+    if (!fn) {
+        env->trace_limit = NULL;
+    }
+}
+
+void riscv_trace_append(CPUState *cs, const RISCVTraceRecord *rec)
+{
+    CPURISCVState *env = cpu_env(cs);
+
+    trace_push(env, rec);
+    trace_drain(env);
 }
 
 /*

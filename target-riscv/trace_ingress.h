@@ -4,9 +4,10 @@
  * While a trace encoder traces a hart, the hart reports what it retires as
  * the blocks of the E-trace instruction trace interface (chapter 4.2):
  * translated code appends one record per executed translation block exit
- * to a ring in CPURISCVState, traps append theirs from C, and the ring is
- * handed to the encoder that attached itself (riscv_trace_attach) when it
- * fills, when tracing stops and when the encoder asks for it.  While no
+ * to the room the encoder that attached itself (riscv_trace_attach) lends
+ * it, traps append theirs from C, and the records are handed over when
+ * the room is full, when tracing stops and when the encoder asks.  No
+ * copy: the room is part of the encoder's queue.  While no
  * encoder traces the hart, translated code contains nothing of this: the
  * "trace on" bit of TranslationBlock.cs_base selects other TBs.
  *
@@ -50,10 +51,11 @@ typedef struct RISCVTraceRecord {
 #define RISCV_TRACE_CONTEXT         BIT_ULL(52) /* context record */
 
 /*
- * Records in the ring.  Whoever takes its last slot drains it: translated
- * code stores a record before it checks for room.
+ * Records go straight into room the consumer lends (a window of its
+ * queue): env->trace_ptr is the next slot, env->trace_limit the end.
+ * Whoever fills the last slot hands the records over and asks for new
+ * room: translated code stores a record before it checks.
  */
-#define RISCV_TRACE_RING_LEN        256
 
 /* The cs_base bit of TBs translated for a traced hart. */
 #define RISCV_CS_BASE_TRACE         BIT_ULL(32)
@@ -67,17 +69,22 @@ typedef struct RISCVTraceRecord {
 #define RISCV_TRACE_START_INDEX_SHIFT 13        /* insn index in the TB */
 
 /*
- * What an encoder receives: n records, oldest first, on the hart's thread,
- * with or without the BQL.
+ * The consumer, on the hart's thread, with or without the BQL: the
+ * records written since the last call end at end (NULL: none, the first
+ * call).  It takes them and returns where the next ones go, with room
+ * up to *limit (at least one record).
  */
-typedef void RISCVTraceConsumeFn(void *opaque, const RISCVTraceRecord *rec,
-                                 unsigned n);
+typedef RISCVTraceRecord *RISCVTraceConsumeFn(void *opaque,
+                                              RISCVTraceRecord *end,
+                                              RISCVTraceRecord **limit);
 
 #ifndef CONFIG_USER_ONLY
 struct CPUArchState;
 
 /* For devices: the encoder of a hart attaches, then turns tracing on. */
 void riscv_trace_attach(CPUState *cs, RISCVTraceConsumeFn *fn, void *opaque);
+/* On the hart's thread: append a record of the consumer's own, hand over. */
+void riscv_trace_append(CPUState *cs, const RISCVTraceRecord *rec);
 void riscv_trace_set_active(CPUState *cs, bool on);
 void riscv_trace_run_on_hart(CPUState *cs, void (*fn)(void *opaque),
                              void *opaque);
