@@ -1511,6 +1511,8 @@ void take_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
  * could fill the map (the general path takes those).  Returns the index
  * of the first block not taken.
  */
+#define QUIET_PREFETCH      32      /* blocks ahead */
+
 static inline __attribute__((always_inline))
 size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
                  size_t n, uint64_t context, uint64_t stop_mask,
@@ -1533,6 +1535,8 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
     for (; i < n; i++) {
         uint64_t info = pb[i].info;
 
+        /* the producer wrote them on another core: ask for them early */
+        __builtin_prefetch(&pb[i + QUIET_PREFETCH]);
         if ((info & mask) != want || (act & ~ACT_BRANCH) ||
             (count_units && (halfwords >= halfwords_end ||
                              instructions >= instructions_end))) {

@@ -88,6 +88,8 @@
 /* Records between the hart and the encoding thread (a power of two). */
 #define TE_QUEUE_LEN            8192
 #define TE_BATCH                256
+/* Batches the encoding thread encodes per BQL hold (each lock costs) */
+#define TE_BATCHES_PER_LOCK     4
 /* Queued records that wake the encoding thread: fewer, longer runs. */
 #define TE_WAKE                 1024
 /* A hart stalled by a full queue goes on once it is down to this. */
@@ -120,7 +122,6 @@ struct RISCVTraceEncoderState {
     /* Encoding */
     ETraceParams params;
     ETraceEncoder *enc;
-    bool tracing;           /* the codec was started and not stopped */
     bool stopping;          /* the hart has not yet run the stop */
     bool lost;              /* a packet found no room: tell the codec */
     uint64_t addr_mask;     /* iaddress_width_p bits */
@@ -133,13 +134,20 @@ struct RISCVTraceEncoderState {
 
     /* The queue: the hart writes head, encoders (with the BQL) tail. */
     RISCVTraceRecord *queue;
-    uint32_t head;
-    uint32_t tail;
     QemuThread worker;
     QemuEvent work;         /* set when records were queued */
     QemuEvent made_room;    /* set when the encoding thread made room */
-    RISCVTraceRecord *room; /* lent to the hart: from head on */
     bool worker_exit;
+    /*
+     * What the hart's thread reads or writes at each hand-over, then
+     * what the encoding thread writes at each batch: each on a cache
+     * line of its own, so that neither thread's writes take away a line
+     * the other one is reading.
+     */
+    QEMU_ALIGNED(64) uint32_t head;
+    bool tracing;           /* the codec was started and not stopped */
+    RISCVTraceRecord *room; /* lent to the hart: from head on */
+    QEMU_ALIGNED(64) uint32_t tail;
 };
 
 /*
@@ -502,10 +510,13 @@ static void *te_worker(void *opaque)
             qemu_event_wait(&te->work);
             continue;
         }
-        /* Down to empty, in batches, so that others get the BQL */
+        /* Down to empty, a few batches at a time: others get the BQL */
         do {
             bql_lock();
-            te_encode_queued(te);
+            for (int i = 0; i < TE_BATCHES_PER_LOCK && te_encode_queued(te);
+                 i++) {
+                /* next batch */
+            }
             bql_unlock();
             if (te_queued(te) <= TE_ROOM) {
                 qemu_event_set(&te->made_room);
@@ -960,6 +971,7 @@ static const TypeInfo te_info = {
     .name = TYPE_RISCV_TRACE_ENCODER,
     .parent = TYPE_SYS_BUS_DEVICE,
     .instance_size = sizeof(RISCVTraceEncoderState),
+    .instance_align = __alignof__(RISCVTraceEncoderState),
     .class_init = te_class_init,
 };
 
