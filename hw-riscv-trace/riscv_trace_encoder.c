@@ -85,15 +85,21 @@
 /* Packets up to this size are staged with one fixed-size copy. */
 #define TE_EMIT_COPY            16
 
-/* Records between the hart and the encoding thread (a power of two). */
+/*
+ * Records between the hart and the encoding thread: a power of two, at
+ * least 4 batches (property x-queue-len, for tests that need a full
+ * queue).
+ */
 #define TE_QUEUE_LEN            8192
 #define TE_BATCH                256
 /* Batches the encoding thread encodes per BQL hold (each lock costs) */
 #define TE_BATCHES_PER_LOCK     4
 /* Queued records that wake the encoding thread: fewer, longer runs. */
 #define TE_WAKE                 1024
+/* te_wake(): at most a quarter of the queue, so that it can be reached */
+#define TE_WAKE_OF(len)         MIN(TE_WAKE, (len) / 4)
 /* A hart stalled by a full queue goes on once it is down to this. */
-#define TE_ROOM                 (TE_QUEUE_LEN / 2)
+#define TE_ROOM_OF(len)         ((len) / 2)
 /* A queue-only record: stop tracing once the records before it are in. */
 #define TE_RECORD_STOP          BIT_ULL(63)
 
@@ -110,6 +116,7 @@ struct RISCVTraceEncoderState {
     bool trace_from_reset;
     uint32_t reset_src_id;      /* trTeInstFeatures at reset: SrcID */
     uint32_t reset_src_bits;    /* and SrcBits */
+    uint32_t queue_len;         /* records, see TE_QUEUE_LEN */
 
     RISCVTraceSink *sink[2];    /* sinks[] as realize found them */
     RISCVTraceSinkClass *sink_class[2];
@@ -404,10 +411,10 @@ static void te_encode_records(RISCVTraceEncoderState *te,
 static bool te_encode_queued(RISCVTraceEncoderState *te)
 {
     uint32_t tail = te->tail;
-    uint32_t first = tail % TE_QUEUE_LEN;
+    uint32_t first = tail % te->queue_len;
     uint32_t n = qatomic_load_acquire(&te->head) - tail;
 
-    n = MIN(MIN(n, TE_BATCH), TE_QUEUE_LEN - first);
+    n = MIN(MIN(n, TE_BATCH), te->queue_len - first);
     if (!n) {
         return false;
     }
@@ -431,7 +438,7 @@ static uint32_t te_queued(RISCVTraceEncoderState *te)
 
 /*
  * Less than a batch is free: the hart stalls until the encoding thread has
- * brought it down to TE_ROOM records (not just a batch less: a sleep and
+ * brought it down to half of it (not just a batch less: a sleep and
  * a wake-up cost microseconds each).  Waiting beats encoding a batch
  * here, which would only make the two threads take turns at the BQL; but
  * a hart that holds the BQL itself (in a work item) must encode, or it
@@ -444,7 +451,8 @@ static void te_wait_for_room(RISCVTraceEncoderState *te)
         return;
     }
     qemu_event_reset(&te->made_room);
-    if (te_queued(te) > TE_ROOM) {
+    if (te_queued(te) > TE_ROOM_OF(te->queue_len)) {
+        trace_riscv_trace_encoder_wait(te->cpu->cpu_index, te_queued(te));
         qemu_event_wait(&te->made_room);
     }
 }
@@ -456,11 +464,12 @@ static void te_publish(RISCVTraceEncoderState *te, uint32_t n)
 
     qatomic_store_release(&te->head, te->head + n);
     /*
-     * The encoding thread sleeps only with fewer than TE_WAKE records
+     * The encoding thread sleeps only with fewer than TE_WAKE_OF records
      * queued: wake it when the queue crosses that line, not on every
      * hand-over (an event set costs an atomic exchange or a syscall).
      */
-    if (queued < TE_WAKE && queued + n >= TE_WAKE) {
+    if (queued < TE_WAKE_OF(te->queue_len) &&
+        queued + n >= TE_WAKE_OF(te->queue_len)) {
         qemu_event_set(&te->work);
     }
 }
@@ -475,12 +484,12 @@ static RISCVTraceRecord *te_lend_room(RISCVTraceEncoderState *te,
 {
     uint32_t first, room;
 
-    while ((room = TE_QUEUE_LEN - te_queued(te)) < TE_BATCH) {
+    while ((room = te->queue_len - te_queued(te)) < TE_BATCH) {
         te_wait_for_room(te);
     }
-    first = te->head % TE_QUEUE_LEN;
+    first = te->head % te->queue_len;
     te->room = &te->queue[first];
-    *limit = te->room + MIN(TE_BATCH, TE_QUEUE_LEN - first);
+    *limit = te->room + MIN(TE_BATCH, te->queue_len - first);
     return te->room;
 }
 
@@ -506,7 +515,7 @@ static void *te_worker(void *opaque)
 
     while (!qatomic_read(&te->worker_exit)) {
         qemu_event_reset(&te->work);
-        if (te_queued(te) < TE_WAKE) {
+        if (te_queued(te) < TE_WAKE_OF(te->queue_len)) {
             qemu_event_wait(&te->work);
             continue;
         }
@@ -518,7 +527,7 @@ static void *te_worker(void *opaque)
                 /* next batch */
             }
             bql_unlock();
-            if (te_queued(te) <= TE_ROOM) {
+            if (te_queued(te) <= TE_ROOM_OF(te->queue_len)) {
                 qemu_event_set(&te->made_room);
             }
         } while (te_queued(te));
@@ -534,7 +543,7 @@ static void te_start_worker(RISCVTraceEncoderState *te)
         return;
     }
     name = g_strdup_printf("rvtrace-%d", te->cpu->cpu_index);
-    te->queue = g_new(RISCVTraceRecord, TE_QUEUE_LEN);
+    te->queue = g_new(RISCVTraceRecord, te->queue_len);
     qemu_event_init(&te->work, false);
     qemu_event_init(&te->made_room, false);
     qemu_thread_create(&te->worker, name, te_worker, te,
@@ -847,6 +856,12 @@ static void te_realize(DeviceState *dev, Error **errp)
         te->sink[i] = RISCV_TRACE_SINK(te->sinks[i]);
         te->sink_class[i] = RISCV_TRACE_SINK_GET_CLASS(te->sink[i]);
     }
+    if (!is_power_of_2(te->queue_len) || te->queue_len < 4 * TE_BATCH ||
+        te->queue_len > 1u << 24) {
+        error_setg(errp, "riscv-trace-encoder: x-queue-len must be a power "
+                   "of two from %u to %u", 4 * TE_BATCH, 1u << 24);
+        return;
+    }
     if (te->arch > ETRACE_ARCH_2_0) {
         error_setg(errp, "riscv-trace-encoder: arch must be 0 (E-trace "
                    "1.1.1 draft) or 1 (2.0)");
@@ -950,6 +965,8 @@ static const Property te_properties[] = {
     DEFINE_PROP_BOOL("trace-from-reset", RISCVTraceEncoderState,
                      trace_from_reset, false),
     DEFINE_PROP_UINT32("src-id", RISCVTraceEncoderState, reset_src_id, 0),
+    DEFINE_PROP_UINT32("x-queue-len", RISCVTraceEncoderState, queue_len,
+                       TE_QUEUE_LEN),
     DEFINE_PROP_UINT32("src-bits", RISCVTraceEncoderState, reset_src_bits,
                        0),
 };
