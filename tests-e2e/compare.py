@@ -91,8 +91,10 @@ def read_decoded(path):
 
 # The start of an execlog record.  Each record is written in one piece,
 # but its newline separately: with several vCPUs, records of different
-# harts may share a line.
-RECORD = re.compile(r'(\d+), 0x([0-9a-f]+), (0x[0-9a-f]+, "[^"]*")')
+# harts may share a line.  The hart is one digit: a record can end with
+# a memory region name that ends in digits ("anon53673060"), and with a
+# longer number the next record's hart would take them in.
+RECORD = re.compile(r'(\d), 0x([0-9a-f]+), (0x[0-9a-f]+, "[^"]*")')
 
 
 def read_execlog(path, hart):
@@ -198,7 +200,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog='compare.py')
     ap.add_argument('--execlog', required=True)
     ap.add_argument('--decoded', required=True)
-    ap.add_argument('--hart', type=int, default=0)
+    ap.add_argument('--hart', type=int, default=0, choices=range(10),
+                    help='0 to 9 (see RECORD)')
     ap.add_argument('--from-start', action='store_true',
                     help='the first segment starts at the first execlog '
                          'instruction')
