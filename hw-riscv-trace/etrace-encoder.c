@@ -1550,7 +1550,7 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
             branches++;
         }
         itype = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4);
-        act = e->act[pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4) |
+        act = e->act[itype |
                      (info >> (ETRACE_PB_SIJUMP_SHIFT - 4) & ACT_SIJUMP)];
         halfwords += pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16);
         instructions += pb_field(info, ETRACE_PB_NINSNS_SHIFT, 16);

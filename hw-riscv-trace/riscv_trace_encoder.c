@@ -96,9 +96,9 @@
 #define TE_BATCHES_PER_LOCK     4
 /* Queued records that wake the encoding thread: fewer, longer runs. */
 #define TE_WAKE                 1024
-/* te_wake(): at most a quarter of the queue, so that it can be reached */
+/* ... but at most a quarter of the queue, so that it can be reached */
 #define TE_WAKE_OF(len)         MIN(TE_WAKE, (len) / 4)
-/* A hart stalled by a full queue goes on once it is down to this. */
+/* A hart stalled by a full queue goes on once it is down to half. */
 #define TE_ROOM_OF(len)         ((len) / 2)
 /* A queue-only record: stop tracing once the records before it are in. */
 #define TE_RECORD_STOP          BIT_ULL(63)
@@ -482,9 +482,9 @@ static void te_publish(RISCVTraceEncoderState *te, uint32_t n)
 static RISCVTraceRecord *te_lend_room(RISCVTraceEncoderState *te,
                                       RISCVTraceRecord **limit)
 {
-    uint32_t first, room;
+    uint32_t first;
 
-    while ((room = te->queue_len - te_queued(te)) < TE_BATCH) {
+    while (te->queue_len - te_queued(te) < TE_BATCH) {
         te_wait_for_room(te);
     }
     first = te->head % te->queue_len;
@@ -965,10 +965,10 @@ static const Property te_properties[] = {
     DEFINE_PROP_BOOL("trace-from-reset", RISCVTraceEncoderState,
                      trace_from_reset, false),
     DEFINE_PROP_UINT32("src-id", RISCVTraceEncoderState, reset_src_id, 0),
-    DEFINE_PROP_UINT32("x-queue-len", RISCVTraceEncoderState, queue_len,
-                       TE_QUEUE_LEN),
     DEFINE_PROP_UINT32("src-bits", RISCVTraceEncoderState, reset_src_bits,
                        0),
+    DEFINE_PROP_UINT32("x-queue-len", RISCVTraceEncoderState, queue_len,
+                       TE_QUEUE_LEN),
 };
 
 static void te_class_init(ObjectClass *klass, void *data)

@@ -154,9 +154,10 @@ void riscv_trace_attach(CPUState *cs, RISCVTraceConsumeFn *fn, void *opaque)
 
     env->trace_consume = fn;
     env->trace_opaque = opaque;
-    env->trace_ptr = fn ? fn(opaque, NULL, &env->trace_limit) : NULL;
-    if (!fn) {
-        env->trace_limit = NULL;
+    if (fn) {
+        env->trace_ptr = fn(opaque, NULL, &env->trace_limit);
+    } else {
+        env->trace_ptr = env->trace_limit = NULL;
     }
 }
 

@@ -50,13 +50,6 @@ typedef struct RISCVTraceRecord {
 #define RISCV_TRACE_JUMP_RS1_SHIFT  47  /* 5 bits, 0: none */
 #define RISCV_TRACE_CONTEXT         BIT_ULL(52) /* context record */
 
-/*
- * Records go straight into room the consumer lends (a window of its
- * queue): env->trace_ptr is the next slot, env->trace_limit the end.
- * Whoever fills the last slot hands the records over and asks for new
- * room: translated code stores a record before it checks.
- */
-
 /* The cs_base bit of TBs translated for a traced hart. */
 #define RISCV_CS_BASE_TRACE         BIT_ULL(32)
 
@@ -72,7 +65,9 @@ typedef struct RISCVTraceRecord {
  * The consumer, on the hart's thread, with or without the BQL: the
  * records written since the last call end at end (NULL: none, the first
  * call).  It takes them and returns where the next ones go, with room
- * up to *limit (at least one record).
+ * up to *limit (at least one record): env->trace_ptr and trace_limit.
+ * Whoever fills the last slot hands the records over and asks for new
+ * room: translated code stores a record before it checks.
  */
 typedef RISCVTraceRecord *RISCVTraceConsumeFn(void *opaque,
                                               RISCVTraceRecord *end,
