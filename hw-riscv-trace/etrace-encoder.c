@@ -1406,6 +1406,7 @@ static inline void unpack_block(uint64_t addr_mask, unsigned priv_mask,
                                 ETraceBlock *b)
 {
     uint64_t info = pb->info;
+    bool trap = etrace_packed_len(info) == 2;
 
     *b = (ETraceBlock) {
         .iaddr = pb->iaddr & addr_mask,
@@ -1418,8 +1419,8 @@ static inline void unpack_block(uint64_t addr_mask, unsigned priv_mask,
         .qualified = true,
         .ctype = ctype,
         .context = context,
-        .cause = pb->cause,
-        .tval = pb->tval & addr_mask,
+        .cause = trap ? pb[1].cause : 0,
+        .tval = trap ? pb[1].tval & addr_mask : 0,
         .epc = pb->iaddr & addr_mask,
     };
 }
@@ -1621,7 +1622,11 @@ size_t etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
         iaddr = pb[i].iaddr;
 
         if (unlikely(ctype || !packed_plain(e, info))) {
+            if (i + etrace_packed_len(info) > n) {
+                return i;   /* the trap's second entry is not here */
+            }
             take_packed(e, &pb[i], context, ctype, PACKED_GENERAL, 0);
+            i += etrace_packed_len(info) - 1;
             continue;
         }
         act = e->pending_act;

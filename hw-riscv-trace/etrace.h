@@ -445,13 +445,18 @@ void etrace_encoder_blocks(ETraceEncoder *e, const ETraceBlock *b, size_t n);
  * Packed blocks: the form in which QEMU's hart reports what it retires
  * (target/riscv/trace_ingress.h writes this layout), encoded without
  * unpacking the blocks that make no packet.  The fields of ETraceBlock,
- * with notify false and qualified true:
+ * with notify false and qualified true; a trap (itype 1 or 2) takes two
+ * entries, the second holding its cause and tval:
  */
-typedef struct ETracePackedBlock {
-    uint64_t iaddr;         /* the first instruction; xepc for a trap */
-    uint64_t info;          /* ETRACE_PB_* */
-    uint64_t cause;         /* itype 1 and 2 only */
-    uint64_t tval;          /* itype 1 and 2 only */
+typedef union ETracePackedBlock {
+    struct {
+        uint64_t iaddr;     /* the first instruction; xepc for a trap */
+        uint64_t info;      /* ETRACE_PB_* */
+    };
+    struct {                /* the entry after a trap's */
+        uint64_t cause;
+        uint64_t tval;
+    };
 } ETracePackedBlock;
 
 #define ETRACE_PB_IRETIRE_SHIFT     0   /* 16 bits */
@@ -469,17 +474,30 @@ typedef struct ETracePackedBlock {
 #define ETRACE_PB_PLAIN             (UINT64_C(1) << 41)
 /* Bits 42 to 63 are the producer's own: the encoder ignores them. */
 
+/* Entries of the packed block whose info word this is: 2 for a trap. */
+static inline unsigned etrace_packed_len(uint64_t info)
+{
+    unsigned itype = (info >> ETRACE_PB_ITYPE_SHIFT) & 15;
+
+    return itype == 1 || itype == 2 ? 2 : 1;
+}
+
 /*
  * Feed packed blocks, all of this context, the first of them with ctype
  * first_ctype (the others 0): the same as etrace_encoder_blocks() on
- * their unpacked form, faster.  Takes pb[0..n) up to, not including, the
- * first block after pb[0] whose info has a bit of stop_mask set (the
- * producer's bits for records it handles itself); returns how many.
+ * their unpacked form, faster.  Takes the entries pb[0..n) up to, not
+ * including, the first block after pb[0] whose info has a bit of
+ * stop_mask set (the producer's bits for records it handles itself), or
+ * a trap whose second entry is not before pb[n]; returns how many
+ * entries it took (0 when pb[0] is such a trap).
  */
 size_t etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
                              size_t n, uint64_t context, unsigned first_ctype,
                              uint64_t stop_mask);
-/* That unpacked form: addresses and tval cut to iaddress_width_p bits. */
+/*
+ * That unpacked form of pb[0] (and of pb[1] for a trap): addresses and
+ * tval cut to iaddress_width_p bits.
+ */
 void etrace_packed_to_block(const ETraceParams *p,
                             const ETracePackedBlock *pb, uint64_t context,
                             unsigned ctype, ETraceBlock *b);

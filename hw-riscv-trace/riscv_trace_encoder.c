@@ -27,6 +27,7 @@
 #include "qemu/module.h"
 #include "qemu/main-loop.h"
 #include "qemu/thread.h"
+#include "qemu/memalign.h"
 #include "hw/sysbus.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
@@ -90,7 +91,7 @@
  * least 4 batches (property x-queue-len, for tests that need a full
  * queue).
  */
-#define TE_QUEUE_LEN            8192
+#define TE_QUEUE_LEN            16384
 #define TE_BATCH                256
 /* Batches the encoding thread encodes per BQL hold (each lock costs) */
 #define TE_BATCHES_PER_LOCK     4
@@ -102,6 +103,8 @@
 #define TE_ROOM_OF(len)         ((len) / 2)
 /* A queue-only record: stop tracing once the records before it are in. */
 #define TE_RECORD_STOP          BIT_ULL(63)
+/* A queue-only record that says nothing: the slot a trap's pair skips. */
+#define TE_RECORD_PAD           BIT_ULL(62)
 
 OBJECT_DECLARE_SIMPLE_TYPE(RISCVTraceEncoderState, RISCV_TRACE_ENCODER)
 
@@ -269,6 +272,8 @@ QEMU_BUILD_BUG_ON(offsetof(RISCVTraceRecord, cause) !=
                   offsetof(ETracePackedBlock, cause));
 QEMU_BUILD_BUG_ON(offsetof(RISCVTraceRecord, tval) !=
                   offsetof(ETracePackedBlock, tval));
+QEMU_BUILD_BUG_ON(offsetof(RISCVTraceRecord, iaddr) !=
+                  offsetof(ETracePackedBlock, iaddr));
 QEMU_BUILD_BUG_ON(RISCV_TRACE_IRETIRE_SHIFT != ETRACE_PB_IRETIRE_SHIFT ||
                   RISCV_TRACE_NINSNS_SHIFT != ETRACE_PB_NINSNS_SHIFT ||
                   RISCV_TRACE_ITYPE_SHIFT != ETRACE_PB_ITYPE_SHIFT ||
@@ -289,7 +294,8 @@ static const ETracePackedBlock *te_packed(const RISCVTraceRecord *rec)
  * constant load, whose successor may be the jump of a lui/auipc + jalr
  * pair split across TBs (trace_ingress.h).
  */
-#define TE_RECORD_SPECIAL   (TE_RECORD_STOP | RISCV_TRACE_CONTEXT | \
+#define TE_RECORD_SPECIAL   (TE_RECORD_STOP | TE_RECORD_PAD | \
+                             RISCV_TRACE_CONTEXT | \
                              MAKE_64BIT_MASK(RISCV_TRACE_CONST_RD_SHIFT, 5))
 
 /*
@@ -340,16 +346,20 @@ static void te_encode(void *opaque, const ETraceBlock *b)
 
 /*
  * Blocks one by one, through the filters and the trace event: rec[0] and
- * those after it up to the first special record.  Returns how many.
+ * those after it up to the first special record, or a trap whose second
+ * record is not before rec[n].  Returns how many records it took.
  */
 static unsigned te_encode_unpacked(RISCVTraceEncoderState *te,
                                    const RISCVTraceRecord *rec, unsigned n)
 {
-    for (unsigned i = 0; i < n; i++) {
+    unsigned i, len;
+
+    for (i = 0; i < n; i += len) {
         ETraceBlock b;
 
-        if (i && (rec[i].info & TE_RECORD_SPECIAL)) {
-            return i;
+        len = etrace_packed_len(rec[i].info);
+        if ((i && (rec[i].info & TE_RECORD_SPECIAL)) || i + len > n) {
+            break;
         }
         etrace_packed_to_block(&te->params, te_packed(&rec[i]), te->context,
                                i ? 0 : te->ctype, &b);
@@ -359,7 +369,31 @@ static unsigned te_encode_unpacked(RISCVTraceEncoderState *te,
             te_encode(te, &b);
         }
     }
-    return n;
+    return i;
+}
+
+/* Blocks from rec[0] on, to the codec; returns how many records it took */
+static unsigned te_encode_blocks(RISCVTraceEncoderState *te,
+                                 RISCVTraceRecord *rec, unsigned n)
+{
+    unsigned k;
+
+    te_pair_sijump(te, rec);
+    if (te->prev_const_rd) {
+        n = MIN(n, etrace_packed_len(rec->info));
+    }
+    if (etrace_filter_active(&te->filter) ||
+        trace_event_get_state_backends(TRACE_RISCV_TRACE_ENCODER_BLOCK)) {
+        k = te_encode_unpacked(te, rec, n);
+    } else {
+        k = etrace_encoder_packed(te->enc, te_packed(rec), n, te->context,
+                                  te->ctype, TE_RECORD_SPECIAL);
+        te_check_lost(te);
+    }
+    if (k) {
+        te->ctype = 0;
+    }
+    return k;
 }
 
 static void te_finish(RISCVTraceEncoderState *te);
@@ -367,10 +401,11 @@ static void te_update(RISCVTraceEncoderState *te);
 
 /*
  * Filter and encode records; the BQL is held.  Without filters, runs of
- * blocks go to the codec in their packed form.
+ * blocks go to the codec in their packed form.  Returns how many records
+ * it took: all but a trap whose second record is in the next batch.
  */
-static void te_encode_records(RISCVTraceEncoderState *te,
-                              RISCVTraceRecord *rec, unsigned n)
+static unsigned te_encode_records(RISCVTraceEncoderState *te,
+                                  RISCVTraceRecord *rec, unsigned n)
 {
     unsigned i = 0, k;
 
@@ -382,29 +417,27 @@ static void te_encode_records(RISCVTraceEncoderState *te,
             i++;
             continue;
         }
-        if (!te->tracing || (rec[i].info & RISCV_TRACE_CONTEXT)) {
-            if (te->tracing) {
-                te_context(te, rec[i].cause);
+        if (rec[i].info & (TE_RECORD_PAD | RISCV_TRACE_CONTEXT)) {
+            if (te->tracing && (rec[i].info & RISCV_TRACE_CONTEXT)) {
+                te_context(te, rec[i].iaddr);
             }
             i++;
             continue;
         }
-        /* a block, and those after it up to the next special record */
-        te_pair_sijump(te, &rec[i]);
-        k = te->prev_const_rd ? 1 : n - i;
-        if (etrace_filter_active(&te->filter) ||
-            trace_event_get_state_backends(TRACE_RISCV_TRACE_ENCODER_BLOCK)) {
-            k = te_encode_unpacked(te, &rec[i], k);
+        if (!te->tracing) {
+            k = etrace_packed_len(rec[i].info);
+            k = i + k > n ? 0 : k;
         } else {
-            k = etrace_encoder_packed(te->enc, te_packed(&rec[i]), k,
-                                      te->context, te->ctype,
-                                      TE_RECORD_SPECIAL);
-            te_check_lost(te);
+            /* a block, and those after it up to the next special record */
+            k = te_encode_blocks(te, &rec[i], n - i);
         }
-        te->ctype = 0;
+        if (!k) {
+            break;
+        }
         i += k;
     }
     te_flush(te);
+    return i;
 }
 
 /* Encode a batch of queued records, if any; the BQL is held. */
@@ -418,9 +451,10 @@ static bool te_encode_queued(RISCVTraceEncoderState *te)
     if (!n) {
         return false;
     }
-    te_encode_records(te, &te->queue[first], n);
+    /* at least one: a trap's pair is queued whole, in one piece */
+    n = te_encode_records(te, &te->queue[first], n);
     qatomic_store_release(&te->tail, tail + n);
-    return true;
+    return n;
 }
 
 /* Encode everything queued; the BQL is held. */
@@ -434,6 +468,11 @@ static void te_encode_all(RISCVTraceEncoderState *te)
 static uint32_t te_queued(RISCVTraceEncoderState *te)
 {
     return qatomic_load_acquire(&te->head) - qatomic_load_acquire(&te->tail);
+}
+
+static bool te_has_room(RISCVTraceEncoderState *te)
+{
+    return te->queue_len - te_queued(te) >= TE_BATCH;
 }
 
 /*
@@ -484,10 +523,16 @@ static RISCVTraceRecord *te_lend_room(RISCVTraceEncoderState *te,
 {
     uint32_t first;
 
-    while (te->queue_len - te_queued(te) < TE_BATCH) {
+    while (!te_has_room(te)) {
         te_wait_for_room(te);
     }
     first = te->head % te->queue_len;
+    if (first == te->queue_len - 1) {
+        /* a trap's pair must not be split by the end of the array */
+        te->queue[first] = (RISCVTraceRecord) { .info = TE_RECORD_PAD };
+        te_publish(te, 1);
+        first = 0;
+    }
     te->room = &te->queue[first];
     *limit = te->room + MIN(TE_BATCH, te->queue_len - first);
     return te->room;
@@ -543,7 +588,7 @@ static void te_start_worker(RISCVTraceEncoderState *te)
         return;
     }
     name = g_strdup_printf("rvtrace-%d", te->cpu->cpu_index);
-    te->queue = g_new(RISCVTraceRecord, te->queue_len);
+    te->queue = qemu_memalign(64, te->queue_len * sizeof(*te->queue));
     qemu_event_init(&te->work, false);
     qemu_event_init(&te->made_room, false);
     qemu_thread_create(&te->worker, name, te_worker, te,
@@ -892,7 +937,7 @@ static void te_unrealize(DeviceState *dev)
         qemu_thread_join(&te->worker);
         qemu_event_destroy(&te->work);
         qemu_event_destroy(&te->made_room);
-        g_free(te->queue);
+        qemu_vfree(te->queue);
         te->queue = NULL;
     }
     etrace_encoder_free(te->enc);

@@ -43,13 +43,19 @@ void helper_trace_drain(CPURISCVState *env)
 }
 
 /*
- * Append a record from C.  Translated code stores its record before it
- * checks for room, so the room must never be left full: hand the records
- * over as soon as the last slot is taken.
+ * Append n records (a trap's pair, or one) from C.  Translated code
+ * stores its record before it checks for room, so the room must never be
+ * left full: hand the records over as soon as the last slot is taken.
+ * A fresh room holds a pair.
  */
-static void trace_push(CPURISCVState *env, const RISCVTraceRecord *rec)
+static void trace_push(CPURISCVState *env, const RISCVTraceRecord *rec,
+                       unsigned n)
 {
-    *env->trace_ptr++ = *rec;
+    if (env->trace_limit - env->trace_ptr < n) {
+        trace_drain(env);
+    }
+    memcpy(env->trace_ptr, rec, n * sizeof(*rec));
+    env->trace_ptr += n;
     if (env->trace_ptr >= env->trace_limit) {
         trace_drain(env);
     }
@@ -74,7 +80,7 @@ static void trace_add_block(CPURISCVState *env, target_ulong end,
                 trace_priv_info(env->priv, env->virt_enabled),
     };
 
-    trace_push(env, &rec);
+    trace_push(env, &rec, 1);
     env->trace_blk_start = end;
 }
 
@@ -99,16 +105,19 @@ void riscv_trace_trap(CPURISCVState *env, bool async, uint64_t cause,
                       uint64_t epc, uint64_t tval, unsigned prev_priv,
                       bool prev_virt)
 {
-    RISCVTraceRecord rec = {
-        .iaddr = epc,
-        .info = deposit64(0, RISCV_TRACE_ITYPE_SHIFT, 4, async ? 2 : 1) |
-                trace_priv_info(prev_priv, prev_virt),
-        .cause = cause,
-        .tval = tval,
+    RISCVTraceRecord rec[2] = {
+        {
+            .iaddr = epc,
+            .info = deposit64(0, RISCV_TRACE_ITYPE_SHIFT, 4, async ? 2 : 1) |
+                    trace_priv_info(prev_priv, prev_virt),
+        }, {
+            .cause = cause,
+            .tval = tval,
+        },
     };
 
     if (qatomic_read(&env->trace_on)) {
-        trace_push(env, &rec);
+        trace_push(env, rec, 2);
     }
 }
 
@@ -119,10 +128,10 @@ void riscv_trace_trap(CPURISCVState *env, bool async, uint64_t cause,
  */
 void riscv_trace_context(CPURISCVState *env, uint64_t asid)
 {
-    RISCVTraceRecord rec = { .info = RISCV_TRACE_CONTEXT, .cause = asid };
+    RISCVTraceRecord rec = { .iaddr = asid, .info = RISCV_TRACE_CONTEXT };
 
     if (qatomic_read(&env->trace_on)) {
-        trace_push(env, &rec);
+        trace_push(env, &rec, 1);
     }
 }
 
@@ -165,7 +174,7 @@ void riscv_trace_append(CPUState *cs, const RISCVTraceRecord *rec)
 {
     CPURISCVState *env = cpu_env(cs);
 
-    trace_push(env, rec);
+    trace_push(env, rec, 1);
     trace_drain(env);
 }
 

@@ -18,18 +18,23 @@
 #define RISCV_TRACE_INGRESS_H
 
 /*
- * One record.  A block: iaddr is its first instruction, info packs the
- * RISCV_TRACE_* fields below.  A trap (itype 1 or 2) retires nothing
- * itself: it follows the block ending at the last retired instruction,
- * iaddr is the trapping instruction (xepc) and cause/tval are set.  A
- * context record (RISCV_TRACE_CONTEXT) carries the new context (satp.ASID)
- * in cause.
+ * One record, 16 bytes.  A block: iaddr is its first instruction, info
+ * packs the RISCV_TRACE_* fields below.  A trap (itype 1 or 2) retires
+ * nothing itself: it follows the block ending at the last retired
+ * instruction, iaddr is the trapping instruction (xepc), and a second
+ * record after it holds cause and tval; the two are never split over
+ * two rooms.  A context record (RISCV_TRACE_CONTEXT) carries the new
+ * context (satp.ASID) in iaddr.
  */
-typedef struct RISCVTraceRecord {
-    uint64_t iaddr;
-    uint64_t info;
-    uint64_t cause;
-    uint64_t tval;
+typedef union RISCVTraceRecord {
+    struct {
+        uint64_t iaddr;
+        uint64_t info;
+    };
+    struct {                    /* the record after a trap's */
+        uint64_t cause;
+        uint64_t tval;
+    };
 } RISCVTraceRecord;
 
 #define RISCV_TRACE_IRETIRE_SHIFT   0   /* 16 bits: half-words */
@@ -65,7 +70,8 @@ typedef struct RISCVTraceRecord {
  * The consumer, on the hart's thread, with or without the BQL: the
  * records written since the last call end at end (NULL: none, the first
  * call).  It takes them and returns where the next ones go, with room
- * up to *limit (at least one record): env->trace_ptr and trace_limit.
+ * up to *limit (at least two records, a trap's pair):
+ * env->trace_ptr and trace_limit.
  * Whoever fills the last slot hands the records over and asks for new
  * room: translated code stores a record before it checks.
  */

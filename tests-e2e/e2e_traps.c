@@ -113,9 +113,10 @@ static void fetch_fault(void)
 
 /*
  * Traps back to back, with one more block between them in the second
- * half: whatever the number of records an iteration makes, a trap record
- * (appended from C) lands in every slot of the hart's record ring, the
- * last one included, and the handler's first block follows it.
+ * half: whatever the number of records an iteration makes, a trap's two
+ * records (appended from C) land at every offset of the room the encoder
+ * lends the hart, the last slot included (the pair then goes to the next
+ * room), and the handler's first block follows them.
  */
 static void trap_storm(void)
 {

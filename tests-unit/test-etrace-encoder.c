@@ -1369,33 +1369,41 @@ static ETraceBlock walker_trap(Walker *w)
  */
 typedef struct PackedRun {
     ETracePackedBlock pb[64];
-    unsigned n;
+    unsigned n;             /* entries: a trap takes two */
     uint64_t context;
     unsigned ctype;
+    GRand *r;
 } PackedRun;
 
 /* A producer's bit on some blocks, which it wants to see before them. */
 #define PACKED_STOP     (UINT64_C(1) << 62)
 
+/*
+ * Calls end at the end of the run or, one time in four, anywhere in it
+ * (also between a trap's two entries, which must then wait).
+ */
 static void packed_flush(ETraceEncoder *e, PackedRun *run)
 {
     size_t done = 0;
 
     while (done < run->n) {
-        size_t k = etrace_encoder_packed(e, run->pb + done, run->n - done,
-                                         run->context,
-                                         done ? 0 : run->ctype, PACKED_STOP);
+        size_t end = g_rand_int(run->r) % 4 ? run->n :
+                     (size_t)g_rand_int_range(run->r, done + 1, run->n + 1);
 
-        g_assert_cmpuint(k, >=, 1);
-        done += k;
-        g_assert(done == run->n || (run->pb[done].info & PACKED_STOP));
+        done += etrace_encoder_packed(e, run->pb + done, end - done,
+                                      run->context, done ? 0 : run->ctype,
+                                      PACKED_STOP);
+        g_assert_cmpuint(done, <=, end);
+        g_assert(done == end || (run->pb[done].info & PACKED_STOP) ||
+                 (done + 1 == end &&
+                  etrace_packed_len(run->pb[done].info) == 2));
     }
     run->n = 0;
 }
 
-/* b's packed form, if b has one: it unpacks to b. */
-static bool pack_block(const ETraceParams *p, const ETraceBlock *b,
-                       ETracePackedBlock *pb, GRand *r)
+/* b's packed form, if b has one: it unpacks to b.  Returns its entries. */
+static unsigned pack_block(const ETraceParams *p, const ETraceBlock *b,
+                           ETracePackedBlock *pb, GRand *r)
 {
     uint64_t mask = p->iaddress_width_p == 64 ? UINT64_MAX :
                     (UINT64_C(1) << p->iaddress_width_p) - 1;
@@ -1404,9 +1412,9 @@ static bool pack_block(const ETraceParams *p, const ETraceBlock *b,
 
     if (!b->qualified || b->notify || b->itype > 15 || b->ilastsize > 1 ||
         b->iretire > 0xffff || b->ninsns > 0xffff || b->priv > 7) {
-        return false;
+        return 0;
     }
-    *pb = (ETracePackedBlock) {
+    pb[0] = (ETracePackedBlock) {
         .iaddr = trap ? b->epc : b->iaddr,
         .info = (uint64_t)b->iretire << ETRACE_PB_IRETIRE_SHIFT |
                 (uint64_t)b->ninsns << ETRACE_PB_NINSNS_SHIFT |
@@ -1416,9 +1424,10 @@ static bool pack_block(const ETraceParams *p, const ETraceBlock *b,
                 (uint64_t)b->sijump << ETRACE_PB_SIJUMP_SHIFT |
                 /* the producer's own bits are ignored */
                 UINT64_C(0x2d3) << 42,
-        .cause = b->cause,
-        .tval = b->tval,
     };
+    if (trap) {
+        pb[1] = (ETracePackedBlock) { .cause = b->cause, .tval = b->tval };
+    }
     if (b->iretire && b->ninsns && !trap && g_rand_int(r) % 4) {
         pb->info |= ETRACE_PB_PLAIN;
     }
@@ -1426,31 +1435,39 @@ static bool pack_block(const ETraceParams *p, const ETraceBlock *b,
         pb->info |= PACKED_STOP;
     }
     etrace_packed_to_block(p, pb, b->context, b->ctype, &u);
+    g_assert_cmpuint(etrace_packed_len(pb->info), ==, trap ? 2 : 1);
     /* a trap's iaddr is its EPC: without instructions before it */
-    return u.priv == b->priv &&
-           (trap ? !b->iretire && u.tval == b->tval && u.epc == b->epc :
-                   u.iaddr == (b->iaddr & mask));
+    if (u.priv != b->priv ||
+        !(trap ? !b->iretire && u.tval == b->tval && u.epc == b->epc &&
+                 u.cause == b->cause :
+                 u.iaddr == (b->iaddr & mask))) {
+        return 0;
+    }
+    return trap ? 2 : 1;
 }
 
 /* Feed b to e, packed when it can be, as run's next block. */
 static void feed_packed(ETraceEncoder *e, const ETraceParams *p,
                         PackedRun *run, const ETraceBlock *b, GRand *r)
 {
-    ETracePackedBlock pb;
+    ETracePackedBlock pb[2];
+    unsigned len = pack_block(p, b, pb, r);
 
-    if (!pack_block(p, b, &pb, r)) {
+    if (!len) {
         packed_flush(e, run);
         etrace_encoder_block(e, b);
         return;
     }
-    if (run->n == 64 || b->ctype || b->context != run->context) {
+    if (run->n + len > G_N_ELEMENTS(run->pb) || b->ctype ||
+        b->context != run->context) {
         packed_flush(e, run);
     }
     if (!run->n) {
         run->context = b->context;
         run->ctype = b->ctype;
     }
-    run->pb[run->n++] = pb;
+    memcpy(&run->pb[run->n], pb, len * sizeof(pb[0]));
+    run->n += len;
 }
 
 /*
@@ -1463,7 +1480,7 @@ static void feed_both(ETraceEncoder **e, GRand *r, Walker *w, unsigned n,
 {
     uint64_t context = 0;
     unsigned unqualified = 0;
-    PackedRun run = { .n = 0 };
+    PackedRun run = { .n = 0, .r = r };
 
     for (unsigned i = 0; i < n; i++) {
         unsigned ev = g_rand_int(r) % 1000 < events ?
