@@ -1538,18 +1538,16 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
 
         /* the producer wrote them on another core: ask for them early */
         __builtin_prefetch(&pb[i + QUIET_PREFETCH]);
+        /* (act is 0 or ACT_BRANCH, 1, below: add it, do not test it) */
         if ((info & mask) != want || (act & ~ACT_BRANCH) ||
+            branches + act >= MAX_MAP_BRANCHES ||
             (count_units && (halfwords >= halfwords_end ||
                              instructions >= instructions_end))) {
             break;
         }
-        if (act) {
-            if (branches + 1 >= MAX_MAP_BRANCHES) {
-                break;
-            }
-            map |= (uint32_t)(itype != RISCV_ITYPE_TAKEN_BRANCH) << branches;
-            branches++;
-        }
+        map |= (uint32_t)(act & (itype != RISCV_ITYPE_TAKEN_BRANCH)) <<
+               branches;
+        branches += act;
         itype = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4);
         act = e->act[itype |
                      (info >> (ETRACE_PB_SIJUMP_SHIFT - 4) & ACT_SIJUMP)];
@@ -1573,6 +1571,7 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
 
 _Static_assert(ETRACE_PB_SIJUMP_SHIFT >= 4 && ACT_SIJUMP == 16,
                "quiet_run() moves the sijump bit to bit 4 with one shift");
+_Static_assert(ACT_BRANCH == 1, "quiet_run() counts branches by adding act");
 
 static size_t take_quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb,
                              size_t i, size_t n, uint64_t context,
