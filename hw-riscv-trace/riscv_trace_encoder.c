@@ -424,15 +424,11 @@ static unsigned te_encode_records(RISCVTraceEncoderState *te,
             i++;
             continue;
         }
-        if (!te->tracing) {
-            k = etrace_packed_len(rec[i].info);
-            k = i + k > n ? 0 : k;
-        } else {
-            /* a block, and those after it up to the next special record */
-            k = te_encode_blocks(te, &rec[i], n - i);
-        }
-        if (!k) {
-            break;
+        /* a block, and those after it up to the next special record */
+        k = te->tracing ? te_encode_blocks(te, &rec[i], n - i) :
+                          etrace_packed_len(rec[i].info);  /* dropped */
+        if (!k || i + k > n) {
+            break;      /* a trap, its second record in the next batch */
         }
         i += k;
     }
