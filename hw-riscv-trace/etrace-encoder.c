@@ -828,6 +828,12 @@ static void evaluate(ETraceEncoder *e, const Insn *c, const Next *nx)
     e->prev_exact = sent_f3 || exact;
 }
 
+/* A block of iretire half-words is its last instruction alone. */
+static inline bool single_insn(uint64_t iretire, bool ilastsize)
+{
+    return iretire * 2 <= (ilastsize ? 4u : 2u);
+}
+
 /* The address of the pending block's last instruction. */
 static inline uint64_t pending_addr(const ETraceEncoder *e)
 {
@@ -1096,7 +1102,7 @@ void take_reporting_block(ETraceEncoder *e, const ETraceBlock *b,
     }
     after_insn(e, act, pending_end(e), true, next);
     e->prev_context = c->context;
-    if ((uint64_t)b->iretire * 2 > (b->ilastsize ? 4u : 2u)) {
+    if (!single_insn(b->iretire, b->ilastsize)) {
         /* b's first instruction */
         e->cur_mispredicted = false;
         if (e->prev_updiscon) {
@@ -1196,9 +1202,8 @@ QuietOutcome quiet_step(ETraceEncoder *e, unsigned act, uint64_t next,
 static inline __attribute__((always_inline))
 void take_quiet_block(ETraceEncoder *e, const ETraceBlock *b, unsigned act)
 {
-    bool single = (uint64_t)b->iretire * 2 <= (b->ilastsize ? 4u : 2u);
-
-    switch (quiet_step(e, act, b->iaddr, single)) {
+    switch (quiet_step(e, act, b->iaddr,
+                       single_insn(b->iretire, b->ilastsize))) {
     case QUIET_MAP:
         send_map(e, b);
         break;
@@ -1600,7 +1605,7 @@ size_t etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
     for (size_t i = 0; i < n; i++) {
         uint64_t info, iaddr;
         unsigned ctype = i ? 0 : first_ctype;
-        unsigned act, iretire;
+        unsigned act;
         QuietOutcome q;
 
         if (pb[i].info & stop_mask) {
@@ -1633,9 +1638,10 @@ size_t etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
             take_packed(e, &pb[i], context, 0, PACKED_REPORT, act);
             continue;
         }
-        iretire = pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16);
-        q = quiet_step(e, act, iaddr, iretire * 2 <=
-                       (pb_field(info, ETRACE_PB_ILASTSIZE_SHIFT, 1) ? 4 : 2));
+        q = quiet_step(e, act, iaddr,
+                       single_insn(pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16),
+                                   pb_field(info, ETRACE_PB_ILASTSIZE_SHIFT,
+                                            1)));
         if (likely(q == QUIET_STORE)) {
             store_packed(e, iaddr, info, context);
         } else {

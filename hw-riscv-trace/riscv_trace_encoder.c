@@ -814,8 +814,7 @@ static uint64_t te_read(void *opaque, hwaddr addr, unsigned size)
 
     if (addr == TE_CONTROL) {
         val = te->control;
-        if (!te->stopping &&
-            !te_queued(te)) {
+        if (!te->stopping && !te_queued(te)) {
             val |= TR_CONTROL_EMPTY;
         }
     } else if (addr == TE_IMPL) {
