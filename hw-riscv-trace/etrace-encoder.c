@@ -68,6 +68,7 @@ typedef struct Insn {
     bool sijump;
     bool notify;
     bool last;              /* last of its block: resync is checked here */
+    bool anonymous;         /* a run's branch: addr is not known */
 } Insn;
 
 /* What is known about the instruction after the current one. */
@@ -77,6 +78,7 @@ typedef struct Next {
     uint8_t priv;
     uint8_t ctype;
     uint64_t addr;          /* its address (trap: the EPC) */
+    bool anonymous;         /* a run's branch: addr is not known */
 } Next;
 
 typedef struct Trap {
@@ -759,20 +761,23 @@ static void update_after(ETraceEncoder *e, const Insn *c, const Next *nx,
          * Pending branches first go out with a resync_br report, or with
          * the report of the jump target when c is an uninferable jump.
          */
-        e->sync_next = resync_due(e) && (!e->branches || e->prev_updiscon);
+        e->sync_next = resync_due(e) && !nx->anonymous &&
+                       (!e->branches || e->prev_updiscon);
     }
 }
 
 /* One instruction through figure 8.1. */
 static void evaluate(ETraceEncoder *e, const Insn *c, const Next *nx)
 {
-    bool due = c->last && resync_due(e);
+    /* a resync needs the addresses of c (with branches) and of the next */
+    bool sync_point = c->last && !nx->anonymous;
+    bool due = sync_point && !c->anonymous && resync_due(e);
     bool ctx_sync = c->ctype == CTYPE_PRECISE || c->ctype == CTYPE_ASYNC;
     /* a format 3 follows the address packet this instruction may send */
     bool next_f3 = nx->traced &&
                    (nx->trap || nx->priv != c->priv ||
                     nx->ctype == CTYPE_PRECISE || nx->ctype == CTYPE_ASYNC ||
-                    (c->last && resync_due_after_packet(e)));
+                    (sync_point && resync_due_after_packet(e)));
     bool updiscon = leaves_updiscon(e, insn_action(e, c, false), nx);
     bool next_forces, sent_f3 = false, exact = false;
 
@@ -863,7 +868,7 @@ static Insn pending_insn(const ETraceEncoder *e)
         .addr = pending_addr(e),
         .context = b->context, .size = size, .itype = b->itype,
         .priv = b->priv, .sijump = b->sijump, .notify = b->notify,
-        .last = true,
+        .last = true, .anonymous = b->run != 0,
         /* a context change applies to the block's first instruction */
         .ctype = single ? b->ctype & e->ctype_mask : 0,
     };
@@ -871,12 +876,21 @@ static Insn pending_insn(const ETraceEncoder *e)
     return c;
 }
 
-/* Evaluate the pending block's last instruction, now that nx is known. */
+/*
+ * Evaluate the pending block's last instruction, now that nx is known.
+ * A run's last branch must be followed by a plain traced block, the one
+ * event that can not make the encoder report it: anything else loses it.
+ */
 static void finish_pending(ETraceEncoder *e, const Next *nx)
 {
     if (e->have_pending) {
         Insn c = pending_insn(e);
 
+        if (c.anonymous && (!nx->traced || nx->trap || nx->ctype ||
+                            nx->priv != c.priv)) {
+            etrace_encoder_lost(e);
+            return;
+        }
         e->have_pending = false;
         evaluate(e, &c, nx);
     }
@@ -993,7 +1007,7 @@ static unsigned pending_action(const ETraceEncoder *e)
  * plain_block() compares them with one masked compare.
  */
 #define BLOCK_BYTES         offsetof(ETraceBlock, ilastsize)
-_Static_assert(offsetof(ETraceBlock, ctype) < BLOCK_BYTES + 8 &&
+_Static_assert(offsetof(ETraceBlock, run) < BLOCK_BYTES + 8 &&
                offsetof(ETraceBlock, itype) >= BLOCK_BYTES,
                "the one-byte fields of ETraceBlock moved");
 
@@ -1031,6 +1045,7 @@ static void refresh_fast(ETraceEncoder *e)
     mask[offsetof(ETraceBlock, qualified) - BLOCK_BYTES] = 0xff;
     want[offsetof(ETraceBlock, qualified) - BLOCK_BYTES] = true;
     mask[offsetof(ETraceBlock, ctype) - BLOCK_BYTES] = e->ctype_mask;
+    mask[offsetof(ETraceBlock, run) - BLOCK_BYTES] = 0xff;
     e->pending_act = pending_action(e);
     e->packed_mask = (uint64_t)e->priv_mask << ETRACE_PB_PRIV_SHIFT;
     e->packed_want = (uint64_t)c.priv << ETRACE_PB_PRIV_SHIFT;
@@ -1216,8 +1231,64 @@ void take_quiet_block(ETraceEncoder *e, const ETraceBlock *b, unsigned act)
     }
 }
 
+/*
+ * The pending block becomes a run's branch, taken or not: a single
+ * instruction without an address (its fields are arbitrary but fixed:
+ * the fast and the general path must leave the same state).
+ */
+static void store_anonymous(ETraceEncoder *e, bool not_taken, uint8_t priv,
+                            uint64_t context)
+{
+    e->pending = (ETraceBlock) {
+        .iretire = 2, .ninsns = 1, .ilastsize = 1, .priv = priv,
+        .itype = not_taken ? RISCV_ITYPE_NOT_TAKEN_BRANCH :
+                             RISCV_ITYPE_TAKEN_BRANCH,
+        .qualified = true, .run = 1, .context = context,
+    };
+    e->pending_act = ACT_BRANCH;
+    e->have_pending = true;
+}
+
+/*
+ * Whether run b may follow the pending instruction (see ETraceBlock):
+ * nothing about it may need the address of the run's first branch.
+ */
+static bool run_follows(ETraceEncoder *e, const ETraceBlock *b)
+{
+    return b->qualified && !e->trap.pending && !e->bpred_on &&
+           b->priv == e->pending.priv &&
+           !(pending_action(e) & (ACT_UPDISCON | ACT_RETURN));
+}
+
+/*
+ * A run: its branches one by one, each the last (and only) instruction
+ * of a block, evaluated when the next one shows that a plain instruction
+ * without an address follows.
+ */
+static void take_run(ETraceEncoder *e, const ETraceBlock *b)
+{
+    Next nx = { .traced = true, .priv = b->priv, .anonymous = true };
+
+    if (!e->have_pending) {
+        return;     /* not traced: the next block with an address syncs */
+    }
+    if (!run_follows(e, b)) {
+        etrace_encoder_lost(e);
+        return;
+    }
+    for (unsigned i = 0; i < b->run && i < 64; i++) {
+        finish_pending(e, &nx);
+        store_anonymous(e, b->run_map >> i & 1, b->priv, b->context);
+    }
+    count_units(e, b);
+}
+
 static void take_insns_or_trap(ETraceEncoder *e, const ETraceBlock *b)
 {
+    if (b->run) {
+        take_run(e, b);
+        return;
+    }
     if (b->itype == RISCV_ITYPE_EXCEPTION ||
         b->itype == RISCV_ITYPE_INTERRUPT) {
         if (b->iretire) {
@@ -1405,6 +1476,12 @@ static inline unsigned pb_field(uint64_t info, unsigned shift, unsigned len)
     return (info >> shift) & ((UINT64_C(1) << len) - 1);
 }
 
+/* The branches of a packed run's map: below its highest 1 bit. */
+static inline unsigned run_length(uint64_t map)
+{
+    return map ? 63 - __builtin_clzll(map) : 0;
+}
+
 static inline void unpack_block(uint64_t addr_mask, unsigned priv_mask,
                                 const ETracePackedBlock *pb,
                                 uint64_t context, unsigned ctype,
@@ -1428,6 +1505,17 @@ static inline void unpack_block(uint64_t addr_mask, unsigned priv_mask,
         .tval = trap ? pb[1].tval & addr_mask : 0,
         .epc = pb->iaddr & addr_mask,
     };
+    if (info & ETRACE_PB_RUN) {
+        unsigned run = run_length(pb->iaddr);
+
+        b->iaddr = b->epc = 0;
+        b->itype = b->ilastsize = b->sijump = 0;
+        b->run = run;
+        b->run_map = pb->iaddr & ~(UINT64_C(1) << run);
+        if (!run) {
+            b->iretire = 0;     /* empty: ignored */
+        }
+    }
 }
 
 void etrace_packed_to_block(const ETraceParams *p,
@@ -1468,6 +1556,7 @@ static inline void store_packed(ETraceEncoder *e, uint64_t iaddr,
     p->itype = itype;
     p->sijump = sijump;
     p->ctype = 0;
+    p->run = 0;
     p->context = context;
     e->pending_act = e->act[itype | (sijump ? ACT_SIJUMP : 0)];
     e->halfwords += iretire;
@@ -1527,7 +1616,8 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
     unsigned act = e->pending_act, itype = e->pending.itype;
     uint64_t branches = e->branches, halfwords = e->halfwords;
     uint64_t instructions = e->instructions;
-    uint64_t mask = e->packed_mask | ETRACE_PB_PLAIN | stop_mask;
+    uint64_t mask = e->packed_mask | ETRACE_PB_PLAIN | ETRACE_PB_RUN |
+                    stop_mask;
     uint64_t want = e->packed_want | ETRACE_PB_PLAIN;
     uint64_t halfwords_end = UINT64_MAX, instructions_end = UINT64_MAX;
     uint32_t map = e->branch_map;
@@ -1593,6 +1683,51 @@ static size_t take_quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb,
 }
 
 /*
+ * A packed run after a quiet pending instruction (a branch, a call or
+ * nothing to the algorithm; prediction off): take_run() without the
+ * decisions that can not come up, as the quiet path takes blocks.  Of
+ * figure 8.1 only a full branch map remains (none of the branches is
+ * addressed, so no resync falls here); the run's last branch becomes the
+ * pending instruction.
+ */
+static bool take_run_fast(ETraceEncoder *e, const ETracePackedBlock *pb,
+                          uint64_t context)
+{
+    uint64_t info = pb->info, map = pb->iaddr;
+    unsigned act = e->pending_act, n;
+
+    if ((info & e->packed_mask) != e->packed_want || e->bpred_on ||
+        (act & ~(ACT_BRANCH | ACT_PUSH)) || map < 2) {
+        return false;
+    }
+    n = run_length(map);
+    map &= ~(UINT64_C(1) << n);
+    if (act & ACT_PUSH) {
+        ras_push(e, pending_end(e));
+        e->ret_since_call = false;
+    }
+    if (act & ACT_BRANCH) {
+        /* the pending branch goes first (64 bits at most) */
+        map = map << 1 | (e->pending.itype != RISCV_ITYPE_TAKEN_BRANCH);
+        n++;
+    }
+    for (unsigned i = 0; i + 1 < n; i++) {
+        e->branch_map |= (uint32_t)(map >> i & 1) << e->branches;
+        e->branch_since_ret = true;
+        if (++e->branches == MAX_MAP_BRANCHES) {
+            send_branches(e);
+        }
+    }
+    e->prev_implicit_ret = false;
+    store_anonymous(e, map >> (n - 1) & 1,
+                    pb_field(info, ETRACE_PB_PRIV_SHIFT, 3) & e->priv_mask,
+                    context);
+    e->halfwords += pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16);
+    e->instructions += pb_field(info, ETRACE_PB_NINSNS_SHIFT, 16) ?: 1;
+    return true;
+}
+
+/*
  * The quiet blocks never leave their packed form: the fast path's
  * decisions (quiet_step()) and the pending block's new fields come
  * straight from the info word.  Every other block is unpacked for the
@@ -1625,6 +1760,12 @@ size_t etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
         info = pb[i].info;
         iaddr = pb[i].iaddr;
 
+        if (info & ETRACE_PB_RUN) {
+            if (ctype || !take_run_fast(e, &pb[i], context)) {
+                take_packed(e, &pb[i], context, ctype, PACKED_GENERAL, 0);
+            }
+            continue;
+        }
         if (unlikely(ctype || !packed_plain(e, info))) {
             if (i + etrace_packed_len(info) > n) {
                 return i;   /* the trap's second entry is not here */

@@ -337,6 +337,19 @@ void etrace_params_from_discovery(ETraceParams *p, uint32_t d0, uint32_t d1);
  *   or c.lui retired just before it (4.1.1).
  * - notify (trigger[2]) asks for the block's last instruction to be
  *   reported.
+ * - A run (run > 0, at most 63) stands for that many blocks, each ending
+ *   with a conditional branch, whose addresses the producer left out:
+ *   bit i of run_map is 1 when the i-th of them (oldest first) was not
+ *   taken, iretire and ninsns are their totals, priv and context theirs;
+ *   the other fields but qualified are ignored.  The producer promises
+ *   that a run follows a traced block (or run) of its privilege whose
+ *   last instruction needs no successor's address (neither a trap nor
+ *   itype 3, 6, 8, 10, 12, 13 or 14), that the block after it is a
+ *   traced block of that privilege with an address (the last of the
+ *   branch blocks), and that branch prediction is off (3.2.6 needs every
+ *   branch's address).  A run that breaks these rules is a loss (see
+ *   lost()); at the start of tracing and after a loss, runs are skipped
+ *   until a block brings an address.
  */
 typedef struct ETraceBlock {
     uint64_t iaddr;
@@ -349,10 +362,12 @@ typedef struct ETraceBlock {
     bool notify;            /* trigger[2]: report the last instruction */
     bool qualified;         /* passes the filters (ETraceFilter) */
     uint8_t ctype;          /* context report type, table 4.4 */
+    uint8_t run;            /* > 0: a run of this many branch blocks */
     uint64_t context;
     uint64_t cause;         /* itype 1 and 2 only */
     uint64_t tval;          /* itype 1 and 2 only */
     uint64_t epc;           /* itype 1 and 2 only */
+    uint64_t run_map;       /* runs only: 1 = not taken, oldest in bit 0 */
 } ETraceBlock;
 
 /*
@@ -404,9 +419,12 @@ typedef struct ETraceBlock {
  *   ctype 3 reports the previous instruction like a trap, then format 3.0.
  * - Resync: the counter counts te_inst packets (support packets not
  *   included), instructions (ninsns) or half-words (iretire) of traced
- *   blocks, and is checked at the last instruction of each block: when it
- *   reached 2^(sync_max + 4), pending branches are reported there and the
- *   next block's first instruction gets format 3.0.  Exception: when that
+ *   blocks, and is checked at the last instruction of each block whose
+ *   address and whose successor's address are known (not in a run): when
+ *   it reached 2^(sync_max + 4), pending branches are reported there and
+ *   the next block's first instruction gets format 3.0.  (8.2 leaves the
+ *   moment open; a producer of runs gives the encoder such a pair at
+ *   least every 64 branches.)  Exception: when that
  *   last instruction is an updiscon, it is not reported and its target
  *   is not synced (a decoder following the code to a format 3 address
  *   stops at its first occurrence); the target is reported by format
@@ -472,7 +490,12 @@ typedef union ETracePackedBlock {
  * block without it is encoded the same, only slower.
  */
 #define ETRACE_PB_PLAIN             (UINT64_C(1) << 41)
-/* Bits 42 to 63 are the producer's own: the encoder ignores them. */
+/*
+ * A run (see ETraceBlock): iaddr holds its branch map below a 1 bit that
+ * ends it (63 branches at most), info its iretire, ninsns and priv.
+ */
+#define ETRACE_PB_RUN               (UINT64_C(1) << 42)
+/* Bits 43 to 63 are the producer's own: the encoder ignores them. */
 
 /* Entries of the packed block whose info word this is: 2 for a trap. */
 static inline unsigned etrace_packed_len(uint64_t info)

@@ -11,6 +11,7 @@
 #include <glib.h>
 #include "insn_class.h"
 #include "etrace.h"
+#include "etrace-runs.h"
 
 #define MAX_PKTS 4096
 
@@ -1414,6 +1415,20 @@ static unsigned pack_block(const ETraceParams *p, const ETraceBlock *b,
         b->iretire > 0xffff || b->ninsns > 0xffff || b->priv > 7) {
         return 0;
     }
+    if (b->run) {
+        pb[0] = (ETracePackedBlock) {
+            .iaddr = b->run_map | UINT64_C(1) << b->run,
+            .info = (uint64_t)b->iretire << ETRACE_PB_IRETIRE_SHIFT |
+                    (uint64_t)b->ninsns << ETRACE_PB_NINSNS_SHIFT |
+                    (uint64_t)b->priv << ETRACE_PB_PRIV_SHIFT |
+                    ETRACE_PB_RUN,
+        };
+        etrace_packed_to_block(p, pb, b->context, b->ctype, &u);
+        g_assert_cmpuint(u.run, ==, b->run);
+        g_assert_cmphex(u.run_map, ==, b->run_map);
+        g_assert_cmpuint(u.iretire, ==, b->iretire);
+        return 1;
+    }
     pb[0] = (ETracePackedBlock) {
         .iaddr = trap ? b->epc : b->iaddr,
         .info = (uint64_t)b->iretire << ETRACE_PB_IRETIRE_SHIFT |
@@ -1423,7 +1438,7 @@ static unsigned pack_block(const ETraceParams *p, const ETraceBlock *b,
                 (uint64_t)b->priv << ETRACE_PB_PRIV_SHIFT |
                 (uint64_t)b->sijump << ETRACE_PB_SIJUMP_SHIFT |
                 /* the producer's own bits are ignored */
-                UINT64_C(0x2d3) << 42,
+                UINT64_C(0x2d3) << 43,
     };
     if (trap) {
         pb[1] = (ETracePackedBlock) { .cause = b->cause, .tval = b->tval };
@@ -1474,13 +1489,36 @@ static void feed_packed(ETraceEncoder *e, const ETraceParams *p,
  * e[0] takes the fast paths, e[1] the general one, e[2] the blocks in
  * packed form where they have one.
  */
+typedef struct Encoders {
+    ETraceEncoder **e;
+    PackedRun run;
+    const ETraceParams *p;
+} Encoders;
+
+static void feed_encoders(void *opaque, const ETraceBlock *b)
+{
+    Encoders *enc = opaque;
+
+    feed_packed(enc->e[2], enc->p, &enc->run, b, enc->run.r);
+    etrace_encoder_block(enc->e[0], b);
+    etrace_encoder_block(enc->e[1], b);
+}
+
+/*
+ * Runs of branch blocks as the hart makes them, without branch
+ * prediction (as the hart); event 7 makes one where the hart would not.
+ */
 static void feed_both(ETraceEncoder **e, GRand *r, Walker *w, unsigned n,
                       unsigned events, const ETraceOptions *o,
                       const ETraceParams *p)
 {
     uint64_t context = 0;
     unsigned unqualified = 0;
-    PackedRun run = { .n = 0, .r = r };
+    Encoders enc = { .e = e, .run = { .n = 0, .r = r }, .p = p };
+    PackedRun *run = &enc.run;
+    RunMaker runs;
+
+    run_maker_init(&runs, feed_encoders, &enc);
 
     for (unsigned i = 0; i < n; i++) {
         unsigned ev = g_rand_int(r) % 1000 < events ?
@@ -1513,14 +1551,22 @@ static void feed_both(ETraceEncoder **e, GRand *r, Walker *w, unsigned n,
         if (!b.ctype) {
             b.context = context;
         }
-        feed_packed(e[2], p, &run, &b, r);
+        if (ev == 7) {
+            runs.need_address = false;
+        }
+        if (o->branch_prediction) {
+            feed_encoders(&enc, &b);
+        } else {
+            run_maker_block(&runs, &b);
+        }
+        if (ev == 6) {
+            run_maker_flush(&runs);
+            runs.need_address = true;
+        }
         if (ev == 5 || ev == 6) {
-            packed_flush(e[2], &run);
+            packed_flush(e[2], run);
         }
         for (unsigned k = 0; k < 3; k++) {
-            if (k < 2) {
-                etrace_encoder_block(e[k], &b);
-            }
             if (ev == 5) {
                 etrace_encoder_lost(e[k]);
             } else if (ev == 6) {
@@ -1528,7 +1574,8 @@ static void feed_both(ETraceEncoder **e, GRand *r, Walker *w, unsigned n,
             }
         }
     }
-    packed_flush(e[2], &run);
+    run_maker_flush(&runs);
+    packed_flush(e[2], run);
 }
 
 /*

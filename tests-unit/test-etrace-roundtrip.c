@@ -22,6 +22,7 @@
 #include <time.h>
 #include "insn_class.h"
 #include "etrace-decoder.h"
+#include "etrace-runs.h"
 
 /* ------------------------------------------------------------ encoding */
 
@@ -715,6 +716,7 @@ typedef struct Run {
 
     /* encoder output and ground truth */
     ETraceEncoder *enc;
+    RunMaker runs;          /* branch blocks in bulk, without prediction */
     GByteArray *stream;
     GArray *blocks;         /* ETraceBlock */
     GArray *truth;          /* Retired */
@@ -742,10 +744,21 @@ static void emit_bytes(void *opaque, const uint8_t *bytes, size_t len)
     }
 }
 
-static void feed(Run *run, const ETraceBlock *b)
+static void encode(void *opaque, const ETraceBlock *b)
 {
+    Run *run = opaque;
+
     g_array_append_val(run->blocks, *b);
     etrace_encoder_block(run->enc, b);
+}
+
+static void feed(Run *run, const ETraceBlock *b)
+{
+    if (run->o.branch_prediction) {
+        encode(run, b);
+    } else {
+        run_maker_block(&run->runs, b);
+    }
 }
 
 static void close_block(Run *run, unsigned itype, bool sijump)
@@ -758,6 +771,10 @@ static void close_block(Run *run, unsigned itype, bool sijump)
 
     if (run->filter && chance(run, 60)) {
         run->qualified = !run->qualified;
+    }
+    if (run->blocks_left_dropping == 1) {
+        /* the blocks held back are lost with the others */
+        run_maker_flush(&run->runs);
     }
     if (run->blocks_left_dropping && --run->blocks_left_dropping == 0) {
         etrace_encoder_lost(run->enc);
@@ -1243,14 +1260,20 @@ static bool check_run(Run *run)
     bool ok = at == n && run->truth->len == run->out->len && !run->errors;
 
     if (run->lose && run->lost_done) {
-        /* a prefix, the gap, then everything from the sync on */
-        size_t pre = run->out_at_gap, tail = run->truth->len - run->lost_at;
+        /*
+         * A prefix, the gap, then everything from the sync on: at the
+         * loss or, when runs of branches follow it, at the first block
+         * with an address after them.
+         */
+        size_t pre = run->out_at_gap;
+        size_t tail = run->out->len >= pre ? run->out->len - pre : 0;
+        size_t from = run->truth->len - MIN(tail, run->truth->len);
 
         ok = run->gaps >= 1 && !run->errors && pre <= run->lost_at &&
              first_mismatch(run->truth, 0, run->out, 0, pre) == pre &&
-             run->out->len == pre + tail &&
-             first_mismatch(run->truth, run->lost_at, run->out, pre, tail) ==
-             tail;
+             from >= run->lost_at &&
+             (from == run->lost_at || !run->o.branch_prediction) &&
+             first_mismatch(run->truth, from, run->out, pre, tail) == tail;
         at = pre;
     } else if (ok && run->traps->len == run->out_traps->len) {
         for (unsigned i = 0; i < run->traps->len; i++) {
@@ -1326,6 +1349,7 @@ static bool one_run(const Prog *g, GRand *r, const ETraceParams *p,
     run.out = g_array_new(false, false, sizeof(Retired));
     run.out_traps = g_array_new(false, false, sizeof(TrapRec));
     run.enc = etrace_encoder_new(p, emit_bytes, &run);
+    run_maker_init(&run.runs, encode, &run);
     g_assert_nonnull(run.enc);
     etrace_encoder_start(run.enc, o);
     run.pc = g->func_start[0];
@@ -1336,6 +1360,7 @@ static bool one_run(const Prog *g, GRand *r, const ETraceParams *p,
     if (run.open) {
         close_block(&run, 0, false);
     }
+    run_maker_flush(&run.runs);
     etrace_encoder_stop(run.enc);
     if (g_getenv("RT_BENCH")) {
         bench_decode(&run);
