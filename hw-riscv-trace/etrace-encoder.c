@@ -1683,12 +1683,13 @@ static size_t take_quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb,
 }
 
 /*
- * A packed run after a quiet pending instruction (a branch, a call or
- * nothing to the algorithm; prediction off): take_run() without the
- * decisions that can not come up, as the quiet path takes blocks.  Of
- * figure 8.1 only a full branch map remains (none of the branches is
- * addressed, so no resync falls here); the run's last branch becomes the
- * pending instruction.
+ * A packed run after a pending instruction that is a branch, a call or
+ * nothing to the algorithm, perhaps at an uninferable jump's target
+ * (prediction off): take_run() without the decisions that can not come
+ * up, as the fast paths take blocks.  Of figure 8.1 that leaves the
+ * report of such a target (step 3, as in take_reporting_block()) and a
+ * full branch map (none of the run's branches is addressed, so no resync
+ * falls here); the run's last branch becomes the pending instruction.
  */
 static bool take_run_fast(ETraceEncoder *e, const ETracePackedBlock *pb,
                           uint64_t context)
@@ -1697,24 +1698,46 @@ static bool take_run_fast(ETraceEncoder *e, const ETracePackedBlock *pb,
     unsigned act = e->pending_act, n;
 
     if ((info & e->packed_mask) != e->packed_want || e->bpred_on ||
-        (act & ~(ACT_BRANCH | ACT_PUSH)) || map < 2) {
+        (act & ~(ACT_BRANCH | ACT_PUSH | ACT_REPORT)) || map < 2) {
         return false;
     }
     n = run_length(map);
     map &= ~(UINT64_C(1) << n);
+    if (act & ACT_REPORT) {
+        /* step 3: it follows an uninferable jump, with its own branch */
+        if (act & ACT_BRANCH) {
+            e->branch_map |= (uint32_t)(e->pending.itype !=
+                                        RISCV_ITYPE_TAKEN_BRANCH) <<
+                             e->branches;
+            e->branches++;
+            e->branch_since_ret = true;
+        }
+        send_address(e, pending_addr(e), REASON_UPDISCON, false, false);
+        e->prev_updiscon = false;
+        e->prev_ret_miss = false;
+    }
     if (act & ACT_PUSH) {
         ras_push(e, pending_end(e));
         e->ret_since_call = false;
     }
-    if (act & ACT_BRANCH) {
+    if ((act & (ACT_BRANCH | ACT_REPORT)) == ACT_BRANCH) {
         /* the pending branch goes first (64 bits at most) */
         map = map << 1 | (e->pending.itype != RISCV_ITYPE_TAKEN_BRANCH);
         n++;
     }
-    for (unsigned i = 0; i + 1 < n; i++) {
-        e->branch_map |= (uint32_t)(map >> i & 1) << e->branches;
+    if (n > 1) {
         e->branch_since_ret = true;
-        if (++e->branches == MAX_MAP_BRANCHES) {
+    }
+    /* all but the last join the map, as many at a time as it takes */
+    for (unsigned i = 0; i + 1 < n;) {
+        unsigned room = MAX_MAP_BRANCHES - e->branches;
+        unsigned take = n - 1 - i < room ? n - 1 - i : room;
+
+        e->branch_map |= (uint32_t)(map >> i & ((UINT64_C(1) << take) - 1)) <<
+                         e->branches;
+        e->branches += take;
+        i += take;
+        if (e->branches == MAX_MAP_BRANCHES) {
             send_branches(e);
         }
     }

@@ -424,7 +424,7 @@ typedef struct ETraceBlock {
  *   it reached 2^(sync_max + 4), pending branches are reported there and
  *   the next block's first instruction gets format 3.0.  (8.2 leaves the
  *   moment open; a producer of runs gives the encoder such a pair at
- *   least every 64 branches.)  Exception: when that
+ *   least every 63 branches.)  Exception: when that
  *   last instruction is an updiscon, it is not reported and its target
  *   is not synced (a decoder following the code to a format 3 address
  *   stops at its first occurrence); the target is reported by format

@@ -282,7 +282,8 @@ QEMU_BUILD_BUG_ON(RISCV_TRACE_IRETIRE_SHIFT != ETRACE_PB_IRETIRE_SHIFT ||
                   RISCV_TRACE_VIRT != BIT_ULL(ETRACE_PB_PRIV_SHIFT + 2) ||
                   RISCV_TRACE_SIJUMP != BIT_ULL(ETRACE_PB_SIJUMP_SHIFT) ||
                   RISCV_TRACE_PLAIN != ETRACE_PB_PLAIN ||
-                  RISCV_TRACE_CONST_RD_SHIFT <= ETRACE_PB_SIJUMP_SHIFT + 1);
+                  RISCV_TRACE_RUN != ETRACE_PB_RUN ||
+                  RISCV_TRACE_CONST_RD_SHIFT <= 42);
 
 static const ETracePackedBlock *te_packed(const RISCVTraceRecord *rec)
 {
@@ -363,7 +364,10 @@ static unsigned te_encode_unpacked(RISCVTraceEncoderState *te,
         }
         etrace_packed_to_block(&te->params, te_packed(&rec[i]), te->context,
                                i ? 0 : te->ctype, &b);
-        if (etrace_filter_active(&te->filter)) {
+        if (b.run && etrace_filter_active(&te->filter)) {
+            /* reported before the hart knew of the filter: no addresses */
+            etrace_encoder_lost(te->enc);
+        } else if (etrace_filter_active(&te->filter)) {
             etrace_filter_block(&te->filter, &b, te_encode, te);
         } else {
             te_encode(te, &b);
@@ -647,6 +651,9 @@ static void te_start(RISCVTraceEncoderState *te)
     te_flush(te);
     te_start_worker(te);
     riscv_trace_attach(te->cpu, te_consume, te);
+    /* filters and the branch predictor need every branch's address */
+    riscv_trace_set_runs(te->cpu, !etrace_filter_active(&te->filter) &&
+                                  !o.branch_prediction);
     riscv_trace_set_active(te->cpu, true);
     trace_riscv_trace_encoder_start(te->cpu->cpu_index, te->control,
                                     te->inst_features);
@@ -686,6 +693,14 @@ static void te_stop_on_hart(void *opaque)
 
     riscv_trace_append(te->cpu, &stop);
     te_encode_all(te);
+}
+
+/* A filter came on while tracing: the hart reports every block again. */
+static void te_runs_off_on_hart(void *opaque)
+{
+    RISCVTraceEncoderState *te = opaque;
+
+    riscv_trace_set_runs(te->cpu, false);
 }
 
 /* Likewise: every record of the hart encoded (migration). */
@@ -845,6 +860,9 @@ static void te_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
         te->inst_features = te_legal_features(val);
     } else if (etrace_filter_is_reg(addr)) {
         etrace_filter_write(&te->filter, addr, val);
+        if (te->tracing && etrace_filter_active(&te->filter)) {
+            riscv_trace_run_on_hart(te->cpu, te_runs_off_on_hart, te);
+        }
     }
 }
 

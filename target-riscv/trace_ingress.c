@@ -17,12 +17,18 @@
 #include "trace_ingress.h"
 #include "exec/exec-all.h"
 #include "exec/helper-proto.h"
+#include "tcg/tcg.h"
 #include "hw/core/cpu.h"
 #include "system/runstate.h"
 
 uint64_t riscv_trace_cs_base(CPURISCVState *env)
 {
-    return qatomic_read(&env->trace_on) ? RISCV_CS_BASE_TRACE : 0;
+    if (!qatomic_read(&env->trace_on)) {
+        return 0;
+    }
+    return RISCV_CS_BASE_TRACE |
+           (qatomic_read(&env->trace_run.enabled) ?
+            RISCV_CS_BASE_TRACE_RUNS : 0);
 }
 
 /*
@@ -48,8 +54,8 @@ void helper_trace_drain(CPURISCVState *env)
  * left full: hand the records over as soon as the last slot is taken.
  * A fresh room holds a pair.
  */
-static void trace_push(CPURISCVState *env, const RISCVTraceRecord *rec,
-                       unsigned n)
+static void trace_put(CPURISCVState *env, const RISCVTraceRecord *rec,
+                      unsigned n)
 {
     if (env->trace_limit - env->trace_ptr < n) {
         trace_drain(env);
@@ -59,6 +65,55 @@ static void trace_push(CPURISCVState *env, const RISCVTraceRecord *rec,
     if (env->trace_ptr >= env->trace_limit) {
         trace_drain(env);
     }
+}
+
+/* A run's totals fit its record's 16-bit fields (trace_ingress.h) */
+QEMU_BUILD_BUG_ON((RISCV_TRACE_RUN_MAX - 1) * TCG_MAX_INSNS * 2 > 0xffff);
+
+/*
+ * Append the branch blocks held back (see RISCVTraceRun): a run record
+ * for all but the newest, then the newest.  The next branch block goes
+ * whole.
+ */
+static void trace_run_end(CPURISCVState *env)
+{
+    RISCVTraceRun *run = &env->trace_run;
+    unsigned held = 63 - ctz64(run->map);     /* WHOLE: 63, 0: -1 */
+
+    if (held >= 1 && held <= RISCV_TRACE_RUN_MAX) {
+        RISCVTraceRecord rec[2] = { {}, run->newest };
+        unsigned before = held - 1, n = 0;
+        uint64_t units = run->units -
+                         (run->newest.info & RISCV_TRACE_RUN_UNITS);
+
+        if (before) {
+            rec[n++] = (RISCVTraceRecord) {
+                .iaddr = extract64(run->map, 64 - held, before) |
+                         BIT_ULL(before),
+                .info = units |
+                        (run->newest.info &
+                         MAKE_64BIT_MASK(RISCV_TRACE_PRIV_SHIFT, 3)) |
+                        RISCV_TRACE_RUN,
+            };
+        }
+        rec[n++] = run->newest;
+        trace_put(env, rec + (before ? 0 : 1), n);
+    }
+    run->map = RISCV_TRACE_RUN_WHOLE;
+    run->units = 0;
+}
+
+void helper_trace_run_end(CPURISCVState *env)
+{
+    trace_run_end(env);
+}
+
+/* trace_put() after the blocks held back. */
+static void trace_push(CPURISCVState *env, const RISCVTraceRecord *rec,
+                       unsigned n)
+{
+    trace_run_end(env);
+    trace_put(env, rec, n);
 }
 
 static uint64_t trace_priv_info(target_ulong priv, bool virt)
@@ -163,6 +218,8 @@ void riscv_trace_attach(CPUState *cs, RISCVTraceConsumeFn *fn, void *opaque)
 
     env->trace_consume = fn;
     env->trace_opaque = opaque;
+    env->trace_run.map = RISCV_TRACE_RUN_WHOLE;
+    env->trace_run.units = 0;
     if (fn) {
         env->trace_ptr = fn(opaque, NULL, &env->trace_limit);
     } else {
@@ -188,6 +245,20 @@ void riscv_trace_set_active(CPUState *cs, bool on)
     cpu_exit(cs);
 }
 
+/*
+ * While the hart traces, on its thread between TBs: the blocks held back
+ * go first, and TBs of the new kind follow from the next lookup.
+ */
+void riscv_trace_set_runs(CPUState *cs, bool on)
+{
+    CPURISCVState *env = cpu_env(cs);
+
+    if (env->trace_consume) {
+        trace_run_end(env);
+    }
+    qatomic_set(&env->trace_run.enabled, on);
+}
+
 typedef struct TraceHartWork {
     void (*fn)(void *opaque);
     void *opaque;
@@ -196,8 +267,12 @@ typedef struct TraceHartWork {
 static void trace_hart_work(CPUState *cs, run_on_cpu_data data)
 {
     TraceHartWork *work = data.host_ptr;
+    CPURISCVState *env = cpu_env(cs);
 
-    trace_drain(cpu_env(cs));
+    if (env->trace_consume) {
+        trace_run_end(env);
+    }
+    trace_drain(env);
     if (work->fn) {
         work->fn(work->opaque);
     }

@@ -47,16 +47,53 @@ typedef union RISCVTraceRecord {
 /* Set by translated code: iretire and ninsns > 0, not a trap record */
 #define RISCV_TRACE_PLAIN           BIT_ULL(41)
 /*
+ * A run of branch blocks (see RISCVTraceRun): iaddr holds the outcomes,
+ * bit i = 1 when the i-th oldest branch was not taken, below a 1 bit that
+ * ends them; info their total iretire and ninsns, and their privilege.
+ */
+#define RISCV_TRACE_RUN             BIT_ULL(42)
+/*
  * A lui/auipc/c.lui and the jump using its register may be split over two
  * TBs: the block ending with the constant load names its rd, the block of
  * only the jump names its rs1, and the consumer pairs adjacent records.
  */
-#define RISCV_TRACE_CONST_RD_SHIFT  42  /* 5 bits, 0: none */
-#define RISCV_TRACE_JUMP_RS1_SHIFT  47  /* 5 bits, 0: none */
-#define RISCV_TRACE_CONTEXT         BIT_ULL(52) /* context record */
+#define RISCV_TRACE_CONST_RD_SHIFT  43  /* 5 bits, 0: none */
+#define RISCV_TRACE_JUMP_RS1_SHIFT  48  /* 5 bits, 0: none */
+#define RISCV_TRACE_CONTEXT         BIT_ULL(53) /* context record */
 
-/* The cs_base bit of TBs translated for a traced hart. */
+/*
+ * Runs: a block that ends with a conditional branch needs no address as
+ * long as the encoder does not report it, so translated code holds such
+ * blocks back in env->trace_run instead of appending them: map collects
+ * their outcomes, units their iretire and ninsns, newest is the record of
+ * the last of them.  Any other record (or a full map) first appends a
+ * run record for all of them but the newest, then the newest whole.
+ * The block after an uninferable jump, a trap, a context record or the
+ * start of tracing is appended whole (the encoder may have to report its
+ * address), as is every 63rd branch block in a row (a resync needs two
+ * addressed blocks in a row: etrace.h).
+ *
+ * map: 1 = hold nothing, append the next branch block whole; otherwise
+ * a 1 bit at 63 - k above which the outcomes of the k blocks held sit,
+ * the newest in bit 63, 1 = not taken.  Bit 0 is never set with blocks
+ * held, so bit 0 or 1 set sends a branch exit to its slow path.
+ */
+#define RISCV_TRACE_RUN_NONE        BIT_ULL(63)     /* k = 0 */
+#define RISCV_TRACE_RUN_WHOLE       1
+#define RISCV_TRACE_RUN_MAX         62              /* blocks held */
+/* iretire and ninsns: the sums of 61 blocks stay in their fields */
+#define RISCV_TRACE_RUN_UNITS       MAKE_64BIT_MASK(0, 32)
+
+typedef struct RISCVTraceRun {
+    uint64_t map;
+    uint64_t units;             /* RISCV_TRACE_RUN_UNITS of the k held */
+    RISCVTraceRecord newest;
+    bool enabled;               /* riscv_trace_set_runs() */
+} RISCVTraceRun;
+
+/* The cs_base bits of TBs translated for a traced hart, and with runs. */
 #define RISCV_CS_BASE_TRACE         BIT_ULL(32)
+#define RISCV_CS_BASE_TRACE_RUNS    BIT_ULL(33)
 
 /*
  * insn_start data[0] of a traced TB: the page offset of the instruction
@@ -87,6 +124,8 @@ void riscv_trace_attach(CPUState *cs, RISCVTraceConsumeFn *fn, void *opaque);
 /* On the hart's thread: append a record of the consumer's own, hand over. */
 void riscv_trace_append(CPUState *cs, const RISCVTraceRecord *rec);
 void riscv_trace_set_active(CPUState *cs, bool on);
+/* Runs or not: while tracing, only from the hart (riscv_trace_run_on_hart) */
+void riscv_trace_set_runs(CPUState *cs, bool on);
 void riscv_trace_run_on_hart(CPUState *cs, void (*fn)(void *opaque),
                              void *opaque);
 

@@ -4,9 +4,9 @@
  * The hart (target/riscv/trace_ingress.c) hands over blocks that end
  * with a conditional branch in bulk: it holds them back, and when a
  * block of another kind comes, sends the held ones as a run (etrace.h)
- * followed by the newest of them with its address.  The block after an
- * uninferable discontinuity, a trap, an untraced block or the start of
- * tracing goes out whole, and so does every 64th branch block in a row.
+ * followed by the newest of them with its address.  The first branch
+ * block after any other block goes out whole, and so does every 63rd
+ * branch block in a row.
  * RunMaker does the same to a stream of ETraceBlocks.
  *
  * Copyright (c) 2026 The rvpa authors
@@ -18,7 +18,7 @@
 #include "insn_class.h"
 #include "etrace.h"
 
-#define RUN_MAX 63
+#define RUN_MAX 62  /* RISCV_TRACE_RUN_MAX */
 
 typedef void RunOutFn(void *opaque, const ETraceBlock *b);
 
@@ -49,34 +49,21 @@ static inline void run_maker_flush(RunMaker *m)
     m->holding = false;
 }
 
-/* Whether the hart would hold b back: a plain conditional branch block. */
-static inline bool run_maker_holds(const RunMaker *m, const ETraceBlock *b)
+/* A plain conditional branch block, the kind the hart holds back. */
+static inline bool run_maker_holds_kind(const ETraceBlock *b)
 {
     return (b->itype == RISCV_ITYPE_TAKEN_BRANCH ||
             b->itype == RISCV_ITYPE_NOT_TAKEN_BRANCH) &&
            b->qualified && !b->notify && !b->ctype && !b->run &&
-           b->iretire && b->ninsns && b->ilastsize <= 1 && b->priv < 8 &&
-           !m->need_address &&
-           (!m->holding || (b->priv == m->newest.priv &&
-                            b->context == m->newest.context));
+           b->iretire && b->ninsns && b->ilastsize <= 1 && b->priv < 8;
 }
 
-static inline bool run_maker_needs_address_after(const ETraceBlock *b)
+/* Whether the hart would hold b back. */
+static inline bool run_maker_holds(const RunMaker *m, const ETraceBlock *b)
 {
-    switch (b->itype) {
-    case RISCV_ITYPE_EXCEPTION:
-    case RISCV_ITYPE_INTERRUPT:
-    case RISCV_ITYPE_TRAP_RETURN:
-    case RISCV_ITYPE_UNINFERABLE_JUMP_3BIT:
-    case RISCV_ITYPE_UNINFERABLE_CALL:
-    case RISCV_ITYPE_UNINFERABLE_TAIL_CALL:
-    case RISCV_ITYPE_COROUTINE_SWAP:
-    case RISCV_ITYPE_RETURN:
-    case RISCV_ITYPE_OTHER_UNINFERABLE_JUMP:
-        return true;
-    default:
-        return !b->qualified || b->itype > 15;
-    }
+    return run_maker_holds_kind(b) && !m->need_address &&
+           (!m->holding || (b->priv == m->newest.priv &&
+                            b->context == m->newest.context));
 }
 
 static inline void run_maker_block(RunMaker *m, const ETraceBlock *b)
@@ -109,7 +96,8 @@ static inline void run_maker_block(RunMaker *m, const ETraceBlock *b)
     }
     run_maker_flush(m);
     m->out(m->opaque, b);
-    m->need_address = run_maker_needs_address_after(b);
+    /* after a branch block that could have been held, the next can be */
+    m->need_address = !run_maker_holds_kind(b);
 }
 
 #endif /* ETRACE_RUNS_H */
