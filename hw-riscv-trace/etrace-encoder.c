@@ -1706,20 +1706,12 @@ static bool take_run_fast(ETraceEncoder *e, const ETracePackedBlock *pb,
     if (act & ACT_REPORT) {
         /* step 3: it follows an uninferable jump, with its own branch */
         if (act & ACT_BRANCH) {
-            e->branch_map |= (uint32_t)(e->pending.itype !=
-                                        RISCV_ITYPE_TAKEN_BRANCH) <<
-                             e->branches;
-            e->branches++;
-            e->branch_since_ret = true;
+            add_branch(e, e->pending.itype == RISCV_ITYPE_TAKEN_BRANCH, 0);
         }
         send_address(e, pending_addr(e), REASON_UPDISCON, false, false);
-        e->prev_updiscon = false;
-        e->prev_ret_miss = false;
     }
-    if (act & ACT_PUSH) {
-        ras_push(e, pending_end(e));
-        e->ret_since_call = false;
-    }
+    /* a call, and what every instruction of the run leaves behind */
+    after_insn(e, act & ACT_PUSH, pending_end(e), true, 0);
     if ((act & (ACT_BRANCH | ACT_REPORT)) == ACT_BRANCH) {
         /* the pending branch goes first (64 bits at most) */
         map = map << 1 | (e->pending.itype != RISCV_ITYPE_TAKEN_BRANCH);
@@ -1741,7 +1733,6 @@ static bool take_run_fast(ETraceEncoder *e, const ETracePackedBlock *pb,
             send_branches(e);
         }
     }
-    e->prev_implicit_ret = false;
     store_anonymous(e, map >> (n - 1) & 1,
                     pb_field(info, ETRACE_PB_PRIV_SHIFT, 3) & e->priv_mask,
                     context);

@@ -283,7 +283,7 @@ QEMU_BUILD_BUG_ON(RISCV_TRACE_IRETIRE_SHIFT != ETRACE_PB_IRETIRE_SHIFT ||
                   RISCV_TRACE_SIJUMP != BIT_ULL(ETRACE_PB_SIJUMP_SHIFT) ||
                   RISCV_TRACE_PLAIN != ETRACE_PB_PLAIN ||
                   RISCV_TRACE_RUN != ETRACE_PB_RUN ||
-                  RISCV_TRACE_CONST_RD_SHIFT <= 42);
+                  BIT_ULL(RISCV_TRACE_CONST_RD_SHIFT) <= ETRACE_PB_RUN);
 
 static const ETracePackedBlock *te_packed(const RISCVTraceRecord *rec)
 {

@@ -71,15 +71,18 @@ static void trace_put(CPURISCVState *env, const RISCVTraceRecord *rec,
 QEMU_BUILD_BUG_ON((RISCV_TRACE_RUN_MAX - 1) * TCG_MAX_INSNS * 2 > 0xffff);
 
 /*
- * Append the branch blocks held back (see RISCVTraceRun): a run record
- * for all but the newest, then the newest.  The next branch block goes
- * whole.
+ * Append the branch blocks held back (see RISCVTraceRun), if an encoder
+ * is attached: a run record for all but the newest, then the newest.
+ * The next branch block goes whole.
  */
 static void trace_run_end(CPURISCVState *env)
 {
     RISCVTraceRun *run = &env->trace_run;
     unsigned held = 63 - ctz64(run->map);     /* WHOLE: 63, 0: -1 */
 
+    if (!env->trace_consume) {
+        return;
+    }
     if (held >= 1 && held <= RISCV_TRACE_RUN_MAX) {
         RISCVTraceRecord rec[2] = { {}, run->newest };
         unsigned before = held - 1, n = 0;
@@ -253,9 +256,7 @@ void riscv_trace_set_runs(CPUState *cs, bool on)
 {
     CPURISCVState *env = cpu_env(cs);
 
-    if (env->trace_consume) {
-        trace_run_end(env);
-    }
+    trace_run_end(env);
     qatomic_set(&env->trace_run.enabled, on);
 }
 
@@ -269,9 +270,7 @@ static void trace_hart_work(CPUState *cs, run_on_cpu_data data)
     TraceHartWork *work = data.host_ptr;
     CPURISCVState *env = cpu_env(cs);
 
-    if (env->trace_consume) {
-        trace_run_end(env);
-    }
+    trace_run_end(env);
     trace_drain(env);
     if (work->fn) {
         work->fn(work->opaque);

@@ -68,10 +68,11 @@ typedef union RISCVTraceRecord {
  * their outcomes, units their iretire and ninsns, newest is the record of
  * the last of them.  Any other record (or a full map) first appends a
  * run record for all of them but the newest, then the newest whole.
- * The block after an uninferable jump, a trap, a context record or the
- * start of tracing is appended whole (the encoder may have to report its
- * address), as is every 63rd branch block in a row (a resync needs two
- * addressed blocks in a row: etrace.h).
+ * The first branch block after any other record is appended whole (the
+ * encoder may have to report its address: after an uninferable jump, a
+ * trap, a context change or the start of tracing; elsewhere a run of one
+ * block would save nothing), and so is every 63rd branch block in a row
+ * (a resync needs two addressed blocks in a row: etrace.h).
  *
  * map: 1 = hold nothing, append the next branch block whole; otherwise
  * a 1 bit at 63 - k above which the outcomes of the k blocks held sit,
