@@ -499,16 +499,18 @@ static void te_wait_for_room(RISCVTraceEncoderState *te)
 /* The hart wrote n records into the room it was lent: queue them. */
 static void te_publish(RISCVTraceEncoderState *te, uint32_t n)
 {
-    uint32_t queued = te_queued(te);
-
     qatomic_store_release(&te->head, te->head + n);
     /*
      * The encoding thread sleeps only with fewer than TE_WAKE_OF records
-     * queued: wake it when the queue crosses that line, not on every
-     * hand-over (an event set costs an atomic exchange or a syscall).
+     * queued: wake it whenever there are that many, counted after the
+     * store.  Testing only for the hand-over that crosses the line lost
+     * wake-ups: a tail read before the encoding thread's last store made
+     * the crossing look earlier, while that thread, having reset the
+     * event, read the old head and went to sleep; the hart then stalled
+     * on a full queue for ever.  A tail read late only counts more.  An
+     * event that is set costs a fence here, once per room.
      */
-    if (queued < TE_WAKE_OF(te->queue_len) &&
-        queued + n >= TE_WAKE_OF(te->queue_len)) {
+    if (te_queued(te) >= TE_WAKE_OF(te->queue_len)) {
         qemu_event_set(&te->work);
     }
 }
