@@ -32,14 +32,29 @@ uint64_t riscv_trace_cs_base(CPURISCVState *env)
 }
 
 /*
+ * Take the room the consumer lends, records [first, *limit).  Its last
+ * slot is a spare: env->trace_limit stops one short of it, so whoever
+ * finds trace_ptr below trace_limit can store two records (a trap's
+ * pair, a run and its newest block) before checking for room.
+ */
+static void trace_take_room(CPURISCVState *env, RISCVTraceRecord *first,
+                            RISCVTraceRecord *limit)
+{
+    env->trace_ptr = first;
+    env->trace_limit = limit - 1;
+}
+
+/*
  * Hand the records to the encoder (which takes the BQL if it needs it)
  * and take the room it lends for the next ones.
  */
 static void trace_drain(CPURISCVState *env)
 {
+    RISCVTraceRecord *first, *limit;
+
     if (env->trace_consume) {
-        env->trace_ptr = env->trace_consume(env->trace_opaque, env->trace_ptr,
-                                            &env->trace_limit);
+        first = env->trace_consume(env->trace_opaque, env->trace_ptr, &limit);
+        trace_take_room(env, first, limit);
     }
 }
 
@@ -49,17 +64,14 @@ void helper_trace_drain(CPURISCVState *env)
 }
 
 /*
- * Append n records (a trap's pair, or one) from C.  Translated code
- * stores its record before it checks for room, so the room must never be
- * left full: hand the records over as soon as the last slot is taken.
- * A fresh room holds a pair.
+ * Append n records (a trap's pair, or one) from C, and hand them over
+ * when the room is full: translated code stores its record before it
+ * checks, so trace_ptr is never left at trace_limit.
  */
 static void trace_put(CPURISCVState *env, const RISCVTraceRecord *rec,
                       unsigned n)
 {
-    if (env->trace_limit - env->trace_ptr < n) {
-        trace_drain(env);
-    }
+    assert(n <= 2);
     memcpy(env->trace_ptr, rec, n * sizeof(*rec));
     env->trace_ptr += n;
     if (env->trace_ptr >= env->trace_limit) {
@@ -73,37 +85,37 @@ QEMU_BUILD_BUG_ON((RISCV_TRACE_RUN_MAX - 1) * TCG_MAX_INSNS * 2 > 0xffff);
 /*
  * Append the branch blocks held back (see RISCVTraceRun), if an encoder
  * is attached: a run record for all but the newest, then the newest.
- * The next branch block goes whole.
+ * The next branch block goes whole.  Runs end often (every call and
+ * return does): the records go straight to the room.
  */
 static void trace_run_end(CPURISCVState *env)
 {
     RISCVTraceRun *run = &env->trace_run;
-    unsigned held = 63 - ctz64(run->map);     /* WHOLE: 63, 0: -1 */
+    uint64_t map = run->map;
+    unsigned held = 63 - ctz64(map);     /* WHOLE: 63, NONE: 0 */
+    uint64_t units = run->units;
+    RISCVTraceRecord *slot;
 
-    if (!env->trace_consume) {
-        return;
-    }
-    if (held >= 1 && held <= RISCV_TRACE_RUN_MAX) {
-        RISCVTraceRecord rec[2] = { {}, run->newest };
-        unsigned before = held - 1, n = 0;
-        uint64_t units = run->units -
-                         (run->newest.info & RISCV_TRACE_RUN_UNITS);
-
-        if (before) {
-            rec[n++] = (RISCVTraceRecord) {
-                .iaddr = extract64(run->map, 64 - held, before) |
-                         BIT_ULL(before),
-                .info = units |
-                        (run->newest.info &
-                         MAKE_64BIT_MASK(RISCV_TRACE_PRIV_SHIFT, 3)) |
-                        RISCV_TRACE_RUN,
-            };
-        }
-        rec[n++] = run->newest;
-        trace_put(env, rec + (before ? 0 : 1), n);
-    }
     run->map = RISCV_TRACE_RUN_WHOLE;
     run->units = 0;
+    if (held - 1 >= RISCV_TRACE_RUN_MAX || !env->trace_consume) {
+        return;
+    }
+    slot = env->trace_ptr;
+    if (held > 1) {
+        /* the outcomes of all but the newest, the oldest in bit 0 */
+        slot->iaddr = (map << 1) >> (65 - held) | BIT_ULL(held - 1);
+        slot->info = (units - (run->newest.info & RISCV_TRACE_RUN_UNITS)) |
+                     (run->newest.info &
+                      MAKE_64BIT_MASK(RISCV_TRACE_PRIV_SHIFT, 3)) |
+                     RISCV_TRACE_RUN;
+        slot++;
+    }
+    *slot++ = run->newest;
+    env->trace_ptr = slot;
+    if (slot >= env->trace_limit) {
+        trace_drain(env);
+    }
 }
 
 void helper_trace_run_end(CPURISCVState *env)
@@ -224,7 +236,9 @@ void riscv_trace_attach(CPUState *cs, RISCVTraceConsumeFn *fn, void *opaque)
     env->trace_run.map = RISCV_TRACE_RUN_WHOLE;
     env->trace_run.units = 0;
     if (fn) {
-        env->trace_ptr = fn(opaque, NULL, &env->trace_limit);
+        RISCVTraceRecord *limit, *first = fn(opaque, NULL, &limit);
+
+        trace_take_room(env, first, limit);
     } else {
         env->trace_ptr = env->trace_limit = NULL;
     }

@@ -108,9 +108,9 @@ typedef struct RISCVTraceRun {
  * The consumer, on the hart's thread, with or without the BQL: the
  * records written since the last call end at end (NULL: none, the first
  * call).  It takes them and returns where the next ones go, with room
- * up to *limit (at least two records, a trap's pair):
- * env->trace_ptr and trace_limit.
- * Whoever fills the last slot hands the records over and asks for new
+ * up to *limit (at least two records, a trap's pair): env->trace_ptr,
+ * and trace_limit one short of it (trace_take_room()).
+ * Whoever reaches trace_limit hands the records over and asks for new
  * room: translated code stores a record before it checks.
  */
 typedef RISCVTraceRecord *RISCVTraceConsumeFn(void *opaque,
