@@ -1086,9 +1086,10 @@ static inline void store_block(ETraceEncoder *e, const ETraceBlock *b,
 }
 
 /*
- * A plain block after an instruction c that follows or leaves an
- * uninferable discontinuity: figure 8.1 for c and, when the block has
- * more than one instruction, the first instruction of b, with the
+ * A plain block b at next (single: of one instruction) after an
+ * instruction c that follows or leaves an uninferable discontinuity:
+ * figure 8.1 for c and, when b has more than one instruction, the
+ * first instruction of b, with the
  * decisions that refresh_fast() and plain_block() rule out left away.
  * What remains of evaluate() for c (nx traced, no trap, same privilege,
  * no context change; c not notify; no resync due or made due by c's
@@ -1100,13 +1101,13 @@ static inline void store_block(ETraceEncoder *e, const ETraceBlock *b,
  *     follows a discontinuity (take_quiet_block() has them);
  *   - after c: calls, returns and updiscon (after_insn()).
  * For b's first instruction (itype 0, no branch) only step 3 remains.
+ * Returns whether b's last instruction follows an updiscon (ACT_REPORT).
  */
 static __attribute__((noinline))
-void take_reporting_block(ETraceEncoder *e, const ETraceBlock *b,
-                          unsigned act)
+bool report_pending(ETraceEncoder *e, uint64_t next, bool single,
+                    uint64_t context, unsigned act)
 {
     const ETraceBlock *c = &e->pending;
-    uint64_t next = b->iaddr & e->addr_mask;
 
     e->cur_mispredicted = false;
     if (act & ACT_BRANCH) {
@@ -1117,7 +1118,7 @@ void take_reporting_block(ETraceEncoder *e, const ETraceBlock *b,
     }
     after_insn(e, act, pending_end(e), true, next);
     e->prev_context = c->context;
-    if (!single_insn(b->iretire, b->ilastsize)) {
+    if (!single) {
         /* b's first instruction */
         e->cur_mispredicted = false;
         if (e->prev_updiscon) {
@@ -1126,10 +1127,22 @@ void take_reporting_block(ETraceEncoder *e, const ETraceBlock *b,
         e->prev_updiscon = false;
         e->prev_ret_miss = false;
         e->prev_implicit_ret = false;
-        e->prev_context = b->context;
+        e->prev_context = context;
     }
     e->prev_exact = false;
-    store_block(e, b, e->prev_updiscon);
+    return e->prev_updiscon;
+}
+
+/* report_pending(), then b becomes the pending block. */
+static void take_reporting_block(ETraceEncoder *e, const ETraceBlock *b,
+                                 unsigned act)
+{
+    bool after_updiscon = report_pending(e, b->iaddr & e->addr_mask,
+                                         single_insn(b->iretire,
+                                                     b->ilastsize),
+                                         b->context, act);
+
+    store_block(e, b, after_updiscon);
 }
 
 /*
@@ -1566,14 +1579,32 @@ static inline void store_packed(ETraceEncoder *e, uint64_t iaddr,
 typedef enum PackedPath {
     PACKED_GENERAL,     /* take_block(): not plain */
     PACKED_MAP,         /* send_map() after quiet_step() */
-    PACKED_REPORT,      /* take_reporting_block() */
 } PackedPath;
+
+/*
+ * take_reporting_block() for a plain packed block, which stays packed:
+ * reports are as frequent as returns in the default modes.
+ */
+static inline void take_reporting_packed(ETraceEncoder *e, uint64_t iaddr,
+                                         uint64_t info, uint64_t context,
+                                         unsigned act)
+{
+    bool single = single_insn(pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16),
+                              pb_field(info, ETRACE_PB_ILASTSIZE_SHIFT, 1));
+
+    bool after_updiscon = report_pending(e, iaddr & e->addr_mask, single,
+                                         context, act);
+
+    store_packed(e, iaddr, info, context);
+    if (after_updiscon) {
+        e->pending_act |= ACT_REPORT;
+    }
+}
 
 /* A packed block off the quiet path, unpacked for the path it takes. */
 static __attribute__((noinline))
 void take_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
-                 uint64_t context, unsigned ctype, PackedPath path,
-                 unsigned act)
+                 uint64_t context, unsigned ctype, PackedPath path)
 {
     ETraceBlock b;
 
@@ -1581,9 +1612,6 @@ void take_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
     switch (path) {
     case PACKED_MAP:
         send_map(e, &b);
-        break;
-    case PACKED_REPORT:
-        take_reporting_block(e, &b, act);
         break;
     default:
         take_block(e, &b);
@@ -1776,7 +1804,7 @@ size_t etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
 
         if (info & ETRACE_PB_RUN) {
             if (ctype || !take_run_fast(e, &pb[i], context)) {
-                take_packed(e, &pb[i], context, ctype, PACKED_GENERAL, 0);
+                take_packed(e, &pb[i], context, ctype, PACKED_GENERAL);
             }
             continue;
         }
@@ -1784,13 +1812,13 @@ size_t etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
             if (i + etrace_packed_len(info) > n) {
                 return i;   /* the trap's second entry is not here */
             }
-            take_packed(e, &pb[i], context, ctype, PACKED_GENERAL, 0);
+            take_packed(e, &pb[i], context, ctype, PACKED_GENERAL);
             i += etrace_packed_len(info) - 1;
             continue;
         }
         act = e->pending_act;
         if (act & (ACT_REPORT | ACT_UPDISCON)) {
-            take_packed(e, &pb[i], context, 0, PACKED_REPORT, act);
+            take_reporting_packed(e, iaddr, info, context, act);
             continue;
         }
         q = quiet_step(e, act, iaddr,
@@ -1799,9 +1827,10 @@ size_t etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
                                             1)));
         if (likely(q == QUIET_STORE)) {
             store_packed(e, iaddr, info, context);
+        } else if (q == QUIET_MAP) {
+            take_packed(e, &pb[i], context, 0, PACKED_MAP);
         } else {
-            take_packed(e, &pb[i], context, 0,
-                        q == QUIET_MAP ? PACKED_MAP : PACKED_REPORT, act);
+            take_reporting_packed(e, iaddr, info, context, act);
         }
     }
     return n;
