@@ -133,6 +133,8 @@ struct RISCVTraceEncoderState {
     ETraceParams params;
     ETraceEncoder *enc;
     bool stopping;          /* the hart has not yet run the stop */
+    bool bpred;             /* the trace predicts branches */
+    bool runs;              /* the hart holds branch blocks back */
     bool lost;              /* a packet found no room: tell the codec */
     uint64_t addr_mask;     /* iaddress_width_p bits */
     unsigned prev_const_rd; /* sequentially inferable jump across TBs */
@@ -622,6 +624,15 @@ static void te_options(RISCVTraceEncoderState *te, ETraceOptions *o)
     etrace_options_from_features(te->inst_features, o);
 }
 
+/*
+ * Runs of branch blocks (see trace_ingress.h): filters and the branch
+ * predictor need every branch block's address.
+ */
+static bool te_runs_allowed(RISCVTraceEncoderState *te)
+{
+    return !etrace_filter_active(&te->filter) && !te->bpred;
+}
+
 /* The context when tracing starts: later changes come as records. */
 static uint64_t te_hart_asid(RISCVTraceEncoderState *te)
 {
@@ -653,9 +664,9 @@ static void te_start(RISCVTraceEncoderState *te)
     te_flush(te);
     te_start_worker(te);
     riscv_trace_attach(te->cpu, te_consume, te);
-    /* filters and the branch predictor need every branch's address */
-    riscv_trace_set_runs(te->cpu, !etrace_filter_active(&te->filter) &&
-                                  !o.branch_prediction);
+    te->bpred = o.branch_prediction;
+    te->runs = te_runs_allowed(te);
+    riscv_trace_set_runs(te->cpu, te->runs);
     riscv_trace_set_active(te->cpu, true);
     trace_riscv_trace_encoder_start(te->cpu->cpu_index, te->control,
                                     te->inst_features);
@@ -697,12 +708,12 @@ static void te_stop_on_hart(void *opaque)
     te_encode_all(te);
 }
 
-/* A filter came on while tracing: the hart reports every block again. */
-static void te_runs_off_on_hart(void *opaque)
+/* A filter came on or went off while tracing: runs follow. */
+static void te_runs_on_hart(void *opaque)
 {
     RISCVTraceEncoderState *te = opaque;
 
-    riscv_trace_set_runs(te->cpu, false);
+    riscv_trace_set_runs(te->cpu, qatomic_read(&te->runs));
 }
 
 /* Likewise: every record of the hart encoded (migration). */
@@ -862,8 +873,9 @@ static void te_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
         te->inst_features = te_legal_features(val);
     } else if (etrace_filter_is_reg(addr)) {
         etrace_filter_write(&te->filter, addr, val);
-        if (te->tracing && etrace_filter_active(&te->filter)) {
-            riscv_trace_run_on_hart(te->cpu, te_runs_off_on_hart, te);
+        if (te->tracing && te->runs != te_runs_allowed(te)) {
+            qatomic_set(&te->runs, !te->runs);
+            riscv_trace_run_on_hart(te->cpu, te_runs_on_hart, te);
         }
     }
 }
