@@ -19,3 +19,12 @@ paired_ratio() {
     done | sort -g |
         awk '{ v[NR] = $1 } END { printf "%.3fx", v[int((NR + 1) / 2)] }'
 }
+
+# Noise on a shared machine only ever adds time: the ratio of the fastest
+# run of a configuration to the fastest run of the baseline estimates the
+# cost itself.  $1 and $2 as for paired_ratio().
+best_ratio() {
+    awk -v a="$(tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | head -1)" \
+        -v b="$(tr ' ' '\n' <<<"$2" | sed '/^$/d' | sort -g | head -1)" \
+        'BEGIN { printf "%.3fx", a / b }'
+}
