@@ -157,12 +157,19 @@ static void interrupts(unsigned long round)
     arm_timer(20);
     rv_irq_enable();
     compute_until_tick(round);
-    /* in wfi (it retires, then the interrupt is taken) */
+    /*
+     * In wfi: it retires, then the interrupt is taken.  With interrupts
+     * off from the test to the wfi: one that came between the two would
+     * leave the wfi waiting for ever (wfi wakes on a pending interrupt,
+     * whatever mstatus.MIE says).
+     */
+    rv_irq_disable();
     arm_timer(20);
     while (timer_ticks == ticks_armed) {
         asm volatile("wfi");
+        rv_irq_enable();
+        rv_irq_disable();
     }
-    rv_irq_disable();
 }
 
 /* M interrupts are taken in U whatever mstatus.MIE says. */
