@@ -716,6 +716,32 @@ static void te_runs_on_hart(void *opaque)
     riscv_trace_set_runs(te->cpu, qatomic_read(&te->runs));
 }
 
+/*
+ * A filter register.  While tracing, the filters apply from the block
+ * that writes them: written by the traced hart, its records so far are
+ * encoded first (from another thread, those still queued get the new
+ * filters: a run among them is a loss).  Runs follow the filters.
+ */
+static void te_write_filter(RISCVTraceEncoderState *te, hwaddr addr,
+                            uint64_t val)
+{
+    bool self = current_cpu == te->cpu;
+
+    if (te->tracing && self) {
+        riscv_trace_flush(te->cpu);
+        te_encode_all(te);
+    }
+    etrace_filter_write(&te->filter, addr, val);
+    if (te->tracing && te->runs != te_runs_allowed(te)) {
+        qatomic_set(&te->runs, !te->runs);
+        if (self) {
+            riscv_trace_set_runs(te->cpu, te->runs);
+        } else {
+            riscv_trace_run_on_hart(te->cpu, te_runs_on_hart, te);
+        }
+    }
+}
+
 /* Likewise: every record of the hart encoded (migration). */
 static void te_drain_on_hart(void *opaque)
 {
@@ -872,11 +898,7 @@ static void te_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
     } else if (addr == TE_INST_FEATURES) {
         te->inst_features = te_legal_features(val);
     } else if (etrace_filter_is_reg(addr)) {
-        etrace_filter_write(&te->filter, addr, val);
-        if (te->tracing && te->runs != te_runs_allowed(te)) {
-            qatomic_set(&te->runs, !te->runs);
-            riscv_trace_run_on_hart(te->cpu, te_runs_on_hart, te);
-        }
+        te_write_filter(te, addr, val);
     }
 }
 

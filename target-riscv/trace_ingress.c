@@ -263,8 +263,10 @@ void riscv_trace_set_active(CPUState *cs, bool on)
 }
 
 /*
- * While the hart traces, on its thread between TBs: the blocks held back
- * go first, and TBs of the new kind follow from the next lookup.
+ * While the hart traces, on its thread: the blocks held back go first,
+ * and TBs of the new kind follow from the next lookup.  Inside a TB (a
+ * device register written by the hart), the TB ends as it was
+ * translated and the hart leaves its chain of TBs before the next one.
  */
 void riscv_trace_set_runs(CPUState *cs, bool on)
 {
@@ -272,6 +274,21 @@ void riscv_trace_set_runs(CPUState *cs, bool on)
 
     trace_run_end(env);
     qatomic_set(&env->trace_run.enabled, on);
+    if (current_cpu == cs) {
+        cpu_exit(cs);
+    }
+}
+
+/*
+ * On the hart's thread, also inside a TB: the records so far reach the
+ * consumer now.  The TB's own block is not among them.
+ */
+void riscv_trace_flush(CPUState *cs)
+{
+    CPURISCVState *env = cpu_env(cs);
+
+    trace_run_end(env);
+    trace_drain(env);
 }
 
 typedef struct TraceHartWork {

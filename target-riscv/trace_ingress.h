@@ -125,8 +125,9 @@ void riscv_trace_attach(CPUState *cs, RISCVTraceConsumeFn *fn, void *opaque);
 /* On the hart's thread: append a record of the consumer's own, hand over. */
 void riscv_trace_append(CPUState *cs, const RISCVTraceRecord *rec);
 void riscv_trace_set_active(CPUState *cs, bool on);
-/* Runs or not: while tracing, only from the hart (riscv_trace_run_on_hart) */
+/* Runs or not: while tracing, only on the hart's thread */
 void riscv_trace_set_runs(CPUState *cs, bool on);
+void riscv_trace_flush(CPUState *cs);
 void riscv_trace_run_on_hart(CPUState *cs, void (*fn)(void *opaque),
                              void *opaque);
 

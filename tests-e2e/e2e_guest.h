@@ -87,6 +87,27 @@ static inline void e2e_filter_setup(unsigned long enc)
 }
 
 /*
+ * While tracing: filter 0 on, passing every privilege (the encoder then
+ * needs every branch block's address), or off.  trTeInstFilters comes
+ * last on and first off: an instruction filter in use but disabled
+ * would pass nothing in between.
+ */
+static inline void e2e_filter_pass_all(unsigned long enc, bool on)
+{
+    unsigned long f0 = ETRACE_REG_FILTER_BASE;
+
+    if (on) {
+        tr_write(enc, f0 + ETRACE_FILTER_MATCH_INST, 0xff);
+        tr_write(enc, f0 + ETRACE_FILTER_CONTROL,
+                 ETRACE_FCTL_ENABLE | ETRACE_FCTL_MATCH_PRIV);
+        tr_write(enc, ETRACE_REG_INST_FILTERS, 1);
+    } else {
+        tr_write(enc, ETRACE_REG_INST_FILTERS, 0);
+        tr_write(enc, f0 + ETRACE_FILTER_CONTROL, 0);
+    }
+}
+
+/*
  * Trace hart into its RAM sink over buf[0..size), with the options of the
  * command line: trace=F (trTeInstFeatures), syncmode=M syncmax=N,
  * context=1 (trTeContext), stoponwrap=1, filter=range|priv:M.

@@ -14,6 +14,8 @@
  * buffer, default 1 MiB; small values make it wrap), and the trace
  * options of e2e_guest.h (trace=, syncmode=, syncmax=, context=,
  * stoponwrap=).  The buffer is saved on the host at the end.
+ * filtertoggle=1 turns on a filter that passes every privilege after
+ * the first round and off again after the second: the trace is whole.
  *
  * Without trace= the guest leaves its encoder alone (it traces from
  * reset into the PIB sink, -machine rvtrace-chardev); pibloss=1 then
@@ -214,6 +216,9 @@ int main(void)
         privilege_changes(r);
         if (!ram && r == 0) {
             tr_write(TR_PIB, TR_CONTROL, TR_ACTIVE | TR_ENABLE);
+        }
+        if (ram && rv_arg_value("filtertoggle=", 0) && r < 2) {
+            e2e_filter_pass_all(TR_ENC(0), r == 0);
         }
     }
     if (ram) {
