@@ -299,10 +299,8 @@ typedef struct TraceHartWork {
 static void trace_hart_work(CPUState *cs, run_on_cpu_data data)
 {
     TraceHartWork *work = data.host_ptr;
-    CPURISCVState *env = cpu_env(cs);
 
-    trace_run_end(env);
-    trace_drain(env);
+    riscv_trace_flush(cs);
     if (work->fn) {
         work->fn(work->opaque);
     }

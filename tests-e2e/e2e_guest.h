@@ -44,6 +44,26 @@ extern const char __start_e2e_filtered[] __attribute__((weak));
 extern const char __stop_e2e_filtered[] __attribute__((weak));
 
 /*
+ * Filter 0 on, tracing the privilege levels whose bits are set in mask
+ * (MatchInst), or off.  trTeInstFilters comes last on and first off: an
+ * instruction filter in use but disabled would pass nothing in between.
+ */
+static inline void e2e_filter_priv(unsigned long enc, unsigned mask, bool on)
+{
+    unsigned long f0 = ETRACE_REG_FILTER_BASE;
+
+    if (on) {
+        tr_write(enc, f0 + ETRACE_FILTER_MATCH_INST, mask);
+        tr_write(enc, f0 + ETRACE_FILTER_CONTROL,
+                 ETRACE_FCTL_ENABLE | ETRACE_FCTL_MATCH_PRIV);
+        tr_write(enc, ETRACE_REG_INST_FILTERS, 1);
+    } else {
+        tr_write(enc, ETRACE_REG_INST_FILTERS, 0);
+        tr_write(enc, f0 + ETRACE_FILTER_CONTROL, 0);
+    }
+}
+
+/*
  * filter=range: filter 0 with comparator 0 traces iaddr in
  * [__start_e2e_filtered, __stop_e2e_filtered).  filter=priv:M: filter 0
  * traces the privilege levels whose bits are set in M (MatchInst).  The
@@ -72,38 +92,13 @@ static inline void e2e_filter_setup(unsigned long enc)
                  ETRACE_COMP_P_AND_S << ETRACE_CCTL_MODE_SHIFT);
         tr_write(enc, f0 + ETRACE_FILTER_CONTROL,
                  ETRACE_FCTL_ENABLE | ETRACE_FCTL_MATCH_COMP(0));
+        tr_write(enc, ETRACE_REG_INST_FILTERS, 1);
         rv_printf("e2e: filter range 0x%lx 0x%lx\n", lo, hi);
     } else if (rv_arg("filter=priv:")) {
         unsigned mask = rv_arg_value("filter=priv:", 0);
 
-        tr_write(enc, f0 + ETRACE_FILTER_MATCH_INST, mask);
-        tr_write(enc, f0 + ETRACE_FILTER_CONTROL,
-                 ETRACE_FCTL_ENABLE | ETRACE_FCTL_MATCH_PRIV);
+        e2e_filter_priv(enc, mask, true);
         rv_printf("e2e: filter privilege mask 0x%x\n", mask);
-    } else {
-        return;
-    }
-    tr_write(enc, ETRACE_REG_INST_FILTERS, 1);
-}
-
-/*
- * While tracing: filter 0 on, passing every privilege (the encoder then
- * needs every branch block's address), or off.  trTeInstFilters comes
- * last on and first off: an instruction filter in use but disabled
- * would pass nothing in between.
- */
-static inline void e2e_filter_pass_all(unsigned long enc, bool on)
-{
-    unsigned long f0 = ETRACE_REG_FILTER_BASE;
-
-    if (on) {
-        tr_write(enc, f0 + ETRACE_FILTER_MATCH_INST, 0xff);
-        tr_write(enc, f0 + ETRACE_FILTER_CONTROL,
-                 ETRACE_FCTL_ENABLE | ETRACE_FCTL_MATCH_PRIV);
-        tr_write(enc, ETRACE_REG_INST_FILTERS, 1);
-    } else {
-        tr_write(enc, ETRACE_REG_INST_FILTERS, 0);
-        tr_write(enc, f0 + ETRACE_FILTER_CONTROL, 0);
     }
 }
 

@@ -14,8 +14,9 @@
  * buffer, default 1 MiB; small values make it wrap), and the trace
  * options of e2e_guest.h (trace=, syncmode=, syncmax=, context=,
  * stoponwrap=).  The buffer is saved on the host at the end.
- * filtertoggle=1 turns on a filter that passes every privilege after
- * the first round and off again after the second: the trace is whole.
+ * filtertoggle=1 turns on a filter that passes every privilege (0xff)
+ * after the first round and off again after the second: the trace is
+ * whole.
  *
  * Without trace= the guest leaves its encoder alone (it traces from
  * reset into the PIB sink, -machine rvtrace-chardev); pibloss=1 then
@@ -218,7 +219,7 @@ int main(void)
             tr_write(TR_PIB, TR_CONTROL, TR_ACTIVE | TR_ENABLE);
         }
         if (ram && rv_arg_value("filtertoggle=", 0) && r < 2) {
-            e2e_filter_pass_all(TR_ENC(0), r == 0);
+            e2e_filter_priv(TR_ENC(0), 0xff, r == 0);
         }
     }
     if (ram) {
