@@ -591,7 +591,8 @@ static bool branches_to_report(const ETraceEncoder *e)
            (e->pbc >= MAX_MAP_BRANCHES && e->cur_mispredicted);
 }
 
-static void send_branches(ETraceEncoder *e)
+/* send_branches() by etrace_packet_pack(). */
+static __attribute__((noinline)) void send_branches_packet(ETraceEncoder *e)
 {
     ETracePacket k = { .format = 1 };
 
@@ -601,13 +602,19 @@ static void send_branches(ETraceEncoder *e)
         k.subformat = 0;
         k.branch_count = e->pbc - MAX_MAP_BRANCHES;
         k.branch_fmt = 0;
-        emit_packet(e, &k);
-    } else if (e->fast_allowed) {
-        emit_f12(e, 1, 0, 0, false, false, false);
     } else {
         k.branches = 0;             /* 0 = 31 branches, no address */
         k.branch_map = e->branch_map;
-        emit_packet(e, &k);
+    }
+    emit_packet(e, &k);
+}
+
+static void send_branches(ETraceEncoder *e)
+{
+    if (e->pbc < MAX_MAP_BRANCHES && e->fast_allowed) {
+        emit_f12(e, 1, 0, 0, false, false, false);
+    } else {
+        send_branches_packet(e);    /* no packet to clear on the fast path */
     }
     clear_branches(e);
     e->ambiguous_report = false;
@@ -1601,6 +1608,44 @@ static inline void take_reporting_packed(ETraceEncoder *e, uint64_t iaddr,
     }
 }
 
+/*
+ * take_reporting_packed() for the commonest report of the default modes:
+ * the pending block ends with an uninferable jump (a return, without
+ * implicit return) and does not itself follow one, and b, its target,
+ * has more than one instruction.  Of report_pending() that leaves the
+ * report of b's first instruction, with the branches pending before the
+ * jump, as a format 1 or 2 packet without flags: the next packet is not a
+ * format 3 (refresh_fast() and packed_plain() ruled out traps, privilege
+ * and context changes and a resync that comes due) and no return was
+ * mispredicted (after the jump, prev_ret_miss is false).
+ */
+static inline bool fast_jump_target(const ETraceEncoder *e, unsigned act,
+                                    bool single)
+{
+    return act == ACT_UPDISCON && !single && e->pbc < MAX_MAP_BRANCHES &&
+           !e->o.jump_target_cache;
+}
+
+static void report_jump_target(ETraceEncoder *e, uint64_t iaddr,
+                               uint64_t info, uint64_t context)
+{
+    uint64_t next = iaddr & e->addr_mask;
+
+    emit_f12(e, e->branches ? 1 : 2, e->branches, reported_address(e, next),
+             false, false, false);
+    clear_branches(e);
+    e->last_addr = next;
+    e->last_report_updiscon = true;
+    e->ambiguous_report = true;
+    e->cur_mispredicted = false;
+    e->prev_updiscon = false;
+    e->prev_ret_miss = false;
+    e->prev_implicit_ret = false;
+    e->prev_exact = false;
+    e->prev_context = context;
+    store_packed(e, iaddr, info, context);
+}
+
 /* A packed block off the quiet path, unpacked for the path it takes. */
 static __attribute__((noinline))
 void take_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
@@ -1818,7 +1863,17 @@ size_t etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
         }
         act = e->pending_act;
         if (act & (ACT_REPORT | ACT_UPDISCON)) {
-            take_reporting_packed(e, iaddr, info, context, act);
+            if (fast_jump_target(e, act,
+                                 single_insn(pb_field(info,
+                                                      ETRACE_PB_IRETIRE_SHIFT,
+                                                      16),
+                                             pb_field(info,
+                                                      ETRACE_PB_ILASTSIZE_SHIFT,
+                                                      1)))) {
+                report_jump_target(e, iaddr, info, context);
+            } else {
+                take_reporting_packed(e, iaddr, info, context, act);
+            }
             continue;
         }
         q = quiet_step(e, act, iaddr,

@@ -623,15 +623,18 @@ static inline size_t put_payload(const ETracePacker *pk, unsigned bits,
                                  uint8_t buf[ETRACE_MAX_PACKET])
 {
     unsigned bytes = (bits + 7) / 8, header = pk->header;
-    unsigned src_id = pk->p.src_id;
+    unsigned shift = header * 8;    /* 8, 16 or 24 */
+    /* flow 0, no timestamp; the source ID fits the header's other bytes */
+    uint64_t head = bytes | (uint64_t)pk->p.src_id << 8;
 
-    buf[0] = bytes;                 /* flow 0, no timestamp */
-    if (header > 1) {
-        buf[1] = src_id;
-        buf[2] = src_id >> 8;       /* the payload follows if unused */
-    }
-    store_le64(buf + header, lo);
-    store_le64(buf + header + 8, hi);
+    /*
+     * Whole words at word offsets: a reader's 8-byte loads then take
+     * their bytes from one store each, which a load that spans several
+     * narrower stores can not (it waits for them to reach the cache).
+     */
+    store_le64(buf, head | lo << shift);
+    store_le64(buf + 8, lo >> (64 - shift) | hi << shift);
+    store_le64(buf + 16, hi >> (64 - shift));
     return header + bytes;
 }
 

@@ -111,8 +111,13 @@ static void trace_run_end(CPURISCVState *env)
                      RISCV_TRACE_RUN;
         slot++;
     }
-    *slot++ = run->newest;
-    env->trace_ptr = slot;
+    /*
+     * Field by field: translated code stored them one at a time, and a
+     * load spanning both would wait for the stores to retire.
+     */
+    slot->iaddr = run->newest.iaddr;
+    slot->info = run->newest.info;
+    env->trace_ptr = ++slot;
     if (slot >= env->trace_limit) {
         trace_drain(env);
     }
