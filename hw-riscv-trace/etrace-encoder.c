@@ -1271,11 +1271,13 @@ static void store_anonymous(ETraceEncoder *e, bool not_taken, uint8_t priv,
 
 /*
  * Whether run b may follow the pending instruction (see ETraceBlock):
- * nothing about it may need the address of the run's first branch.
+ * nothing about it may need the address of the run's first branch, and
+ * it has the totals a resync by instructions or half-words counts.
  */
 static bool run_follows(ETraceEncoder *e, const ETraceBlock *b)
 {
     return b->qualified && !e->trap.pending && !e->bpred_on &&
+           (b->iretire || !etrace_options_count_units(&e->o)) &&
            b->priv == e->pending.priv &&
            !(pending_action(e) & (ACT_UPDISCON | ACT_RETURN));
 }
@@ -1771,8 +1773,10 @@ static bool take_run_fast(ETraceEncoder *e, const ETracePackedBlock *pb,
     unsigned act = e->pending_act, n;
 
     if ((info & e->packed_mask) != e->packed_want || e->bpred_on ||
-        (act & ~(ACT_BRANCH | ACT_PUSH | ACT_REPORT)) || map < 2) {
-        return false;
+        (act & ~(ACT_BRANCH | ACT_PUSH | ACT_REPORT)) || map < 2 ||
+        (!pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16) &&
+         etrace_options_count_units(&e->o))) {
+        return false;       /* take_run() decides */
     }
     n = run_length(map);
     map &= ~(UINT64_C(1) << n);

@@ -93,6 +93,13 @@ typedef struct ETraceOptions {
     unsigned sync_max;              /* period 2^(sync_max + 4) units */
 } ETraceOptions;
 
+/* Whether the resync counts instructions or half-words (see runs). */
+static inline bool etrace_options_count_units(const ETraceOptions *o)
+{
+    return o->sync_mode == ETRACE_SYNC_CYCLES ||
+           o->sync_mode == ETRACE_SYNC_HALFWORDS;
+}
+
 /*
  * The options field of the support packet (section 6.5), one bit per
  * mode the decoder must know about (resync settings are not sent):
@@ -341,7 +348,9 @@ void etrace_params_from_discovery(ETraceParams *p, uint32_t d0, uint32_t d1);
  *   with a conditional branch, whose addresses the producer left out:
  *   bit i of run_map is 1 when the i-th of them (oldest first) was not
  *   taken, iretire and ninsns are their totals, priv and context theirs;
- *   the other fields but qualified are ignored.  The producer promises
+ *   the other fields but qualified are ignored.  The totals may be 0
+ *   unless the encoder counts them (etrace_options_count_units()): then
+ *   a run without them is a loss.  The producer promises
  *   that a run follows a traced block (or run) of its privilege whose
  *   last instruction needs no successor's address (neither a trap nor
  *   itype 3, 6, 8, 10, 12, 13 or 14), that the block after it is a

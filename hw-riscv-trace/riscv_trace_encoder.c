@@ -139,6 +139,7 @@ struct RISCVTraceEncoderState {
     bool stopping;          /* the hart has not yet run the stop */
     bool bpred;             /* the trace predicts branches */
     bool runs;              /* the hart holds branch blocks back */
+    bool run_units;         /* ... and totals their instructions */
     bool lost;              /* a packet found no room: tell the codec */
     uint64_t addr_mask;     /* iaddress_width_p bits */
     unsigned prev_const_rd; /* sequentially inferable jump across TBs */
@@ -679,7 +680,8 @@ static void te_start(RISCVTraceEncoderState *te)
     riscv_trace_attach(te->cpu, te_consume, te);
     te->bpred = o.branch_prediction;
     te->runs = te_runs_allowed(te);
-    riscv_trace_set_runs(te->cpu, te->runs);
+    te->run_units = etrace_options_count_units(&o);
+    riscv_trace_set_runs(te->cpu, te->runs, te->run_units);
     riscv_trace_set_active(te->cpu, true);
     trace_riscv_trace_encoder_start(te->cpu->cpu_index, te->control,
                                     te->inst_features);
@@ -726,7 +728,7 @@ static void te_runs_on_hart(void *opaque)
 {
     RISCVTraceEncoderState *te = opaque;
 
-    riscv_trace_set_runs(te->cpu, qatomic_read(&te->runs));
+    riscv_trace_set_runs(te->cpu, qatomic_read(&te->runs), te->run_units);
 }
 
 /*
@@ -748,7 +750,7 @@ static void te_write_filter(RISCVTraceEncoderState *te, hwaddr addr,
     if (te->tracing && te->runs != te_runs_allowed(te)) {
         qatomic_set(&te->runs, !te->runs);
         if (self) {
-            riscv_trace_set_runs(te->cpu, te->runs);
+            riscv_trace_set_runs(te->cpu, te->runs, te->run_units);
         } else {
             riscv_trace_run_on_hart(te->cpu, te_runs_on_hart, te);
         }

@@ -26,9 +26,7 @@ uint64_t riscv_trace_cs_base(CPURISCVState *env)
     if (!qatomic_read(&env->trace_on)) {
         return 0;
     }
-    return RISCV_CS_BASE_TRACE |
-           (qatomic_read(&env->trace_run.enabled) ?
-            RISCV_CS_BASE_TRACE_RUNS : 0);
+    return RISCV_CS_BASE_TRACE | qatomic_read(&env->trace_run.cs_base);
 }
 
 /*
@@ -105,7 +103,9 @@ static void trace_run_end(CPURISCVState *env)
     if (held > 1) {
         /* the outcomes of all but the newest, the oldest in bit 0 */
         slot->iaddr = (map << 1) >> (65 - held) | BIT_ULL(held - 1);
-        slot->info = (units - (run->newest.info & RISCV_TRACE_RUN_UNITS)) |
+        /* units: 0 if not counted, else the newest's and more */
+        slot->info = (units ? units - (run->newest.info &
+                                       RISCV_TRACE_RUN_UNITS) : 0) |
                      (run->newest.info &
                       MAKE_64BIT_MASK(RISCV_TRACE_PRIV_SHIFT, 3)) |
                      RISCV_TRACE_RUN;
@@ -273,12 +273,14 @@ void riscv_trace_set_active(CPUState *cs, bool on)
  * device register written by the hart), the TB ends as it was
  * translated and the hart leaves its chain of TBs before the next one.
  */
-void riscv_trace_set_runs(CPUState *cs, bool on)
+void riscv_trace_set_runs(CPUState *cs, bool on, bool count_units)
 {
     CPURISCVState *env = cpu_env(cs);
 
     trace_run_end(env);
-    qatomic_set(&env->trace_run.enabled, on);
+    qatomic_set(&env->trace_run.cs_base,
+                !on ? 0 : RISCV_CS_BASE_TRACE_RUNS |
+                (count_units ? RISCV_CS_BASE_TRACE_UNITS : 0));
     if (current_cpu == cs) {
         cpu_exit(cs);
     }

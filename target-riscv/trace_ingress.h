@@ -65,8 +65,9 @@ typedef union RISCVTraceRecord {
  * Runs: a block that ends with a conditional branch needs no address as
  * long as the encoder does not report it, so translated code holds such
  * blocks back in env->trace_run instead of appending them: map collects
- * their outcomes, units their iretire and ninsns, newest is the record of
- * the last of them.  Any other record (or a full map) first appends a
+ * their outcomes, units their iretire and ninsns (only while the encoder
+ * counts them, RISCV_CS_BASE_TRACE_UNITS: else 0), newest is the record
+ * of the last of them.  Any other record (or a full map) first appends a
  * run record for all of them but the newest, then the newest whole.
  * The first branch block after any other record is appended whole (the
  * encoder may have to report its address: after an uninferable jump, a
@@ -89,12 +90,17 @@ typedef struct RISCVTraceRun {
     uint64_t map;
     uint64_t units;             /* RISCV_TRACE_RUN_UNITS of the k held */
     RISCVTraceRecord newest;
-    bool enabled;               /* riscv_trace_set_runs() */
+    uint64_t cs_base;           /* riscv_trace_set_runs(): RUNS, UNITS */
 } RISCVTraceRun;
 
-/* The cs_base bits of TBs translated for a traced hart, and with runs. */
+/*
+ * The cs_base bits of TBs translated for a traced hart, with runs, and
+ * with runs that total the instructions held (three host instructions
+ * per branch block, for the resync modes that count them).
+ */
 #define RISCV_CS_BASE_TRACE         BIT_ULL(32)
 #define RISCV_CS_BASE_TRACE_RUNS    BIT_ULL(33)
+#define RISCV_CS_BASE_TRACE_UNITS   BIT_ULL(34)
 
 /*
  * insn_start data[0] of a traced TB: the page offset of the instruction
@@ -125,8 +131,11 @@ void riscv_trace_attach(CPUState *cs, RISCVTraceConsumeFn *fn, void *opaque);
 /* On the hart's thread: append a record of the consumer's own, hand over. */
 void riscv_trace_append(CPUState *cs, const RISCVTraceRecord *rec);
 void riscv_trace_set_active(CPUState *cs, bool on);
-/* Runs or not: while tracing, only on the hart's thread */
-void riscv_trace_set_runs(CPUState *cs, bool on);
+/*
+ * Runs or not, and whether they total the instructions held: while
+ * tracing, only on the hart's thread
+ */
+void riscv_trace_set_runs(CPUState *cs, bool on, bool count_units);
 void riscv_trace_flush(CPUState *cs);
 void riscv_trace_run_on_hart(CPUState *cs, void (*fn)(void *opaque),
                              void *opaque);

@@ -1656,6 +1656,72 @@ static void test_fast_paths(void)
     g_rand_free(r);
 }
 
+/* b, a plain block or a run, in the packed form of ETracePackedBlock */
+static ETracePackedBlock packed_of(const ETraceBlock *b)
+{
+    uint64_t units = (uint64_t)b->iretire << ETRACE_PB_IRETIRE_SHIFT |
+                     (uint64_t)b->ninsns << ETRACE_PB_NINSNS_SHIFT |
+                     (uint64_t)b->priv << ETRACE_PB_PRIV_SHIFT;
+
+    if (b->run) {
+        return (ETracePackedBlock) {
+            .iaddr = b->run_map | UINT64_C(1) << b->run,
+            .info = units | ETRACE_PB_RUN,
+        };
+    }
+    return (ETracePackedBlock) {
+        .iaddr = b->iaddr,
+        .info = units | (uint64_t)b->itype << ETRACE_PB_ITYPE_SHIFT |
+                (uint64_t)b->ilastsize << ETRACE_PB_ILASTSIZE_SHIFT |
+                ETRACE_PB_PLAIN,
+    };
+}
+
+/*
+ * A run may leave its instruction totals 0 unless the resync counts
+ * instructions or half-words: then it is a loss (a trace_lost support
+ * packet), through the general and the packed path alike.
+ */
+static void test_run_totals(void)
+{
+    for (unsigned mode = 0; mode < 4; mode++) {
+        for (unsigned packed = 0; packed < 2; packed++) {
+            Harness *h = h_new(64, ETRACE_ARCH_1_1);
+            ETraceBlock b[] = {
+                mk(h, 0x1000, 0x1008, 4, RISCV_ITYPE_NONE),
+                mk(h, 0x100c, 0x1010, 4, RISCV_ITYPE_TAKEN_BRANCH),
+                /* three branch blocks, no totals */
+                { .run = 3, .run_map = 5, .priv = h->priv,
+                  .qualified = true },
+                mk(h, 0x2000, 0x2004, 4, RISCV_ITYPE_NOT_TAKEN_BRANCH),
+                mk(h, 0x2008, 0x200c, 4, RISCV_ITYPE_NONE),
+            };
+            bool lost = false;
+
+            h_start(h, (ETraceOptions){ .sync_mode = mode, .sync_max = 15 });
+            for (unsigned i = 0; i < G_N_ELEMENTS(b); i++) {
+                ETracePackedBlock pb = packed_of(&b[i]);
+
+                if (packed) {
+                    g_assert_cmpuint(etrace_encoder_packed(h->e, &pb, 1, 0,
+                                                           0, 0), ==, 1);
+                } else {
+                    etrace_encoder_block(h->e, &b[i]);
+                }
+            }
+            etrace_encoder_stop(h->e);
+            for (size_t i = 0; i < h->n; i++) {
+                lost |= h->pkt[i].format == 3 && h->pkt[i].subformat == 3 &&
+                        h->pkt[i].qual_status == ETRACE_QUAL_TRACE_LOST;
+            }
+            g_assert_cmpint(lost, ==,
+                            mode == ETRACE_SYNC_CYCLES ||
+                            mode == ETRACE_SYNC_HALFWORDS);
+            h_free(h);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1704,5 +1770,6 @@ int main(int argc, char **argv)
     g_test_add_func("/etrace-encoder/stats-restart", test_stats_and_restart);
     g_test_add_func("/etrace-encoder/garbage", test_garbage_blocks);
     g_test_add_func("/etrace-encoder/fast-paths", test_fast_paths);
+    g_test_add_func("/etrace-encoder/run-totals", test_run_totals);
     return g_test_run();
 }
