@@ -28,3 +28,20 @@ best_ratio() {
         -v b="$(tr ' ' '\n' <<<"$2" | sed '/^$/d' | sort -g | head -1)" \
         'BEGIN { printf "%.3fx", a / b }'
 }
+
+# The host's steal time (/proc/stat, field 8 of "cpu") and all time so
+# far, in jiffies: "steal total".
+cpu_steal() {
+    awk '/^cpu / { t = 0; for (i = 2; i <= 9; i++) t += $i; print $9, t }' \
+        /proc/stat
+}
+
+# The share of CPU time the host took between two cpu_steal readings: on a
+# shared virtual machine the ratios of two-thread runs mean little beyond
+# a few percent.
+steal_share() {
+    awk -v a="$1" -v b="$2" 'BEGIN {
+        split(a, x, " "); split(b, y, " ")
+        printf "%.1f%%", (y[2] > x[2] ? 100 * (y[1] - x[1]) / (y[2] - x[2]) : 0)
+    }'
+}

@@ -18,8 +18,9 @@
 #       misses and waiting);
 #
 # The guest times its workload with mtime, so QEMU start-up is not
-# counted.  Run it on an otherwise idle machine; results in
-# docs/rvtrace.rst.
+# counted.  Run it on an otherwise idle machine, and a virtual machine
+# whose host gives it both cores: it prints the host's steal time over
+# the speed runs.  Results in docs/rvtrace.rst.
 set -euo pipefail
 
 . "$(dirname "$0")/lib.sh"
@@ -117,6 +118,7 @@ configs=(
 
 declare -A times
 n=${#configs[@]}
+steal_start=$(cpu_steal)
 for ((r = 1; r <= rounds; r++)); do
     for w in "${workloads[@]}"; do
         for ((k = 0; k < n; k++)); do
@@ -131,6 +133,8 @@ done
 
 echo "Speed over $rounds rounds: ratio to off, the median of each round's" \
      "and the fastest run's (ticks: median, 100 ns)"
+echo "Host steal time during the runs: $(steal_share "$steal_start" \
+     "$(cpu_steal)") of the CPU time (the tracing figures need both cores)"
 printf '%-10s %-24s %12s %10s %10s\n' workload configuration ticks median \
     fastest
 for w in "${workloads[@]}"; do
