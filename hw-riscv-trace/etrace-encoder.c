@@ -1622,10 +1622,12 @@ static inline void take_reporting_packed(ETraceEncoder *e, uint64_t iaddr,
  * mispredicted (after the jump, prev_ret_miss is false).
  */
 static inline bool fast_jump_target(const ETraceEncoder *e, unsigned act,
-                                    bool single)
+                                    uint64_t info)
 {
-    return act == ACT_UPDISCON && !single && e->pbc < MAX_MAP_BRANCHES &&
-           !e->o.jump_target_cache;
+    return act == ACT_UPDISCON && e->pbc < MAX_MAP_BRANCHES &&
+           !e->o.jump_target_cache &&
+           !single_insn(pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16),
+                        pb_field(info, ETRACE_PB_ILASTSIZE_SHIFT, 1));
 }
 
 static void report_jump_target(ETraceEncoder *e, uint64_t iaddr,
@@ -1867,13 +1869,7 @@ size_t etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
         }
         act = e->pending_act;
         if (act & (ACT_REPORT | ACT_UPDISCON)) {
-            if (fast_jump_target(e, act,
-                                 single_insn(pb_field(info,
-                                                      ETRACE_PB_IRETIRE_SHIFT,
-                                                      16),
-                                             pb_field(info,
-                                                      ETRACE_PB_ILASTSIZE_SHIFT,
-                                                      1)))) {
+            if (fast_jump_target(e, act, info)) {
                 report_jump_target(e, iaddr, info, context);
             } else {
                 take_reporting_packed(e, iaddr, info, context, act);

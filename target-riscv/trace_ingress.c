@@ -26,7 +26,12 @@ uint64_t riscv_trace_cs_base(CPURISCVState *env)
     if (!qatomic_read(&env->trace_on)) {
         return 0;
     }
-    return RISCV_CS_BASE_TRACE | qatomic_read(&env->trace_run.cs_base);
+    if (!qatomic_read(&env->trace_run.enabled)) {
+        return RISCV_CS_BASE_TRACE;
+    }
+    return RISCV_CS_BASE_TRACE | RISCV_CS_BASE_TRACE_RUNS |
+           (qatomic_read(&env->trace_run.count_units) ?
+            RISCV_CS_BASE_TRACE_UNITS : 0);
 }
 
 /*
@@ -278,9 +283,8 @@ void riscv_trace_set_runs(CPUState *cs, bool on, bool count_units)
     CPURISCVState *env = cpu_env(cs);
 
     trace_run_end(env);
-    qatomic_set(&env->trace_run.cs_base,
-                !on ? 0 : RISCV_CS_BASE_TRACE_RUNS |
-                (count_units ? RISCV_CS_BASE_TRACE_UNITS : 0));
+    qatomic_set(&env->trace_run.count_units, count_units);
+    qatomic_set(&env->trace_run.enabled, on);
     if (current_cpu == cs) {
         cpu_exit(cs);
     }

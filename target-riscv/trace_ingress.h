@@ -90,7 +90,8 @@ typedef struct RISCVTraceRun {
     uint64_t map;
     uint64_t units;             /* RISCV_TRACE_RUN_UNITS of the k held */
     RISCVTraceRecord newest;
-    uint64_t cs_base;           /* riscv_trace_set_runs(): RUNS, UNITS */
+    bool enabled;               /* riscv_trace_set_runs() */
+    bool count_units;           /* ... and units is counted */
 } RISCVTraceRun;
 
 /*
