@@ -165,6 +165,27 @@ static void trace_add_block(CPURISCVState *env, target_ulong end,
 }
 
 /*
+ * The address of the first instruction of tb, which holds the one at pc.
+ * A TB with CF_PCREL knows only the page offset of its start (from its
+ * physical address), on pc's page: a TB ends at a page boundary, only
+ * its first instruction may cross one (riscv_tr_translate_insn()).
+ * Without a physical page, the TB start stored it (gen_trace_tb_start()).
+ */
+static uint64_t trace_tb_start(CPURISCVState *env, const TranslationBlock *tb,
+                               uint64_t pc)
+{
+    tb_page_addr_t phys = tb_page_addr0(tb);
+
+    if (!(tb_cflags(tb) & CF_PCREL)) {
+        return tb->pc;
+    }
+    if (phys == -1) {
+        return env->trace_blk_start;
+    }
+    return (pc & TARGET_PAGE_MASK) | (phys & ~TARGET_PAGE_MASK);
+}
+
+/*
  * A helper interrupted a traced TB at the instruction at pc, which did not
  * retire (riscv_restore_state_to_opc): report the ones before it.
  */
@@ -173,11 +194,15 @@ void riscv_trace_restore(CPURISCVState *env, const TranslationBlock *tb,
 {
     unsigned index = data0 >> RISCV_TRACE_START_INDEX_SHIFT;
 
-    if (!(tb->cs_base & RISCV_CS_BASE_TRACE) || index == 0) {
+    if (!(tb->cs_base & RISCV_CS_BASE_TRACE)) {
         return;
     }
-    trace_add_block(env, pc, index,
-                    data0 & RISCV_TRACE_START_PREV_RVC ? 2 : 4);
+    /* translated code stores it only where it can not compute it */
+    env->trace_blk_start = trace_tb_start(env, tb, pc);
+    if (index) {
+        trace_add_block(env, pc, index,
+                        data0 & RISCV_TRACE_START_PREV_RVC ? 2 : 4);
+    }
 }
 
 /* A trap after the last retired instruction (riscv_cpu_do_interrupt). */
