@@ -1498,6 +1498,13 @@ static inline unsigned pb_field(uint64_t info, unsigned shift, unsigned len)
     return (info >> shift) & ((UINT64_C(1) << len) - 1);
 }
 
+/* single_insn() for a packed block. */
+static inline bool packed_single(uint64_t info)
+{
+    return single_insn(pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16),
+                       pb_field(info, ETRACE_PB_ILASTSIZE_SHIFT, 1));
+}
+
 /* The branches of a packed run's map: below its highest 1 bit. */
 static inline unsigned run_length(uint64_t map)
 {
@@ -1591,6 +1598,37 @@ typedef enum PackedPath {
 } PackedPath;
 
 /*
+ * The commonest report of the default modes: the pending block ends with
+ * an uninferable jump (a return, without implicit return) and does not
+ * itself follow one, and b, its target, has more than one instruction.
+ * Of report_pending() that leaves the report of b's first instruction,
+ * with the branches pending before the jump, and no flags: the next
+ * packet is not a format 3 (refresh_fast() and packed_plain() ruled out
+ * traps, privilege and context changes and a resync that comes due) and
+ * no return was mispredicted.
+ */
+static inline bool fast_jump_target(const ETraceEncoder *e, unsigned act,
+                                    uint64_t info)
+{
+    return act == ACT_UPDISCON && e->pbc < MAX_MAP_BRANCHES &&
+           !e->o.jump_target_cache && !packed_single(info);
+}
+
+static void report_jump_target(ETraceEncoder *e, uint64_t iaddr,
+                               uint64_t info, uint64_t context)
+{
+    /* after_insn() for the jump, then b's first instruction */
+    e->cur_mispredicted = false;
+    e->prev_ret_miss = false;
+    e->prev_implicit_ret = false;
+    send_address(e, iaddr & e->addr_mask, REASON_UPDISCON, false, false);
+    e->prev_updiscon = false;
+    e->prev_exact = false;
+    e->prev_context = context;
+    store_packed(e, iaddr, info, context);
+}
+
+/*
  * take_reporting_block() for a plain packed block, which stays packed:
  * reports are as frequent as returns in the default modes.
  */
@@ -1598,56 +1636,13 @@ static inline void take_reporting_packed(ETraceEncoder *e, uint64_t iaddr,
                                          uint64_t info, uint64_t context,
                                          unsigned act)
 {
-    bool single = single_insn(pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16),
-                              pb_field(info, ETRACE_PB_ILASTSIZE_SHIFT, 1));
-
-    bool after_updiscon = report_pending(e, iaddr & e->addr_mask, single,
-                                         context, act);
+    bool after_updiscon = report_pending(e, iaddr & e->addr_mask,
+                                         packed_single(info), context, act);
 
     store_packed(e, iaddr, info, context);
     if (after_updiscon) {
         e->pending_act |= ACT_REPORT;
     }
-}
-
-/*
- * take_reporting_packed() for the commonest report of the default modes:
- * the pending block ends with an uninferable jump (a return, without
- * implicit return) and does not itself follow one, and b, its target,
- * has more than one instruction.  Of report_pending() that leaves the
- * report of b's first instruction, with the branches pending before the
- * jump, as a format 1 or 2 packet without flags: the next packet is not a
- * format 3 (refresh_fast() and packed_plain() ruled out traps, privilege
- * and context changes and a resync that comes due) and no return was
- * mispredicted (after the jump, prev_ret_miss is false).
- */
-static inline bool fast_jump_target(const ETraceEncoder *e, unsigned act,
-                                    uint64_t info)
-{
-    return act == ACT_UPDISCON && e->pbc < MAX_MAP_BRANCHES &&
-           !e->o.jump_target_cache &&
-           !single_insn(pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16),
-                        pb_field(info, ETRACE_PB_ILASTSIZE_SHIFT, 1));
-}
-
-static void report_jump_target(ETraceEncoder *e, uint64_t iaddr,
-                               uint64_t info, uint64_t context)
-{
-    uint64_t next = iaddr & e->addr_mask;
-
-    emit_f12(e, e->branches ? 1 : 2, e->branches, reported_address(e, next),
-             false, false, false);
-    clear_branches(e);
-    e->last_addr = next;
-    e->last_report_updiscon = true;
-    e->ambiguous_report = true;
-    e->cur_mispredicted = false;
-    e->prev_updiscon = false;
-    e->prev_ret_miss = false;
-    e->prev_implicit_ret = false;
-    e->prev_exact = false;
-    e->prev_context = context;
-    store_packed(e, iaddr, info, context);
 }
 
 /* A packed block off the quiet path, unpacked for the path it takes. */
@@ -1876,10 +1871,7 @@ size_t etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
             }
             continue;
         }
-        q = quiet_step(e, act, iaddr,
-                       single_insn(pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16),
-                                   pb_field(info, ETRACE_PB_ILASTSIZE_SHIFT,
-                                            1)));
+        q = quiet_step(e, act, iaddr, packed_single(info));
         if (likely(q == QUIET_STORE)) {
             store_packed(e, iaddr, info, context);
         } else if (q == QUIET_MAP) {
