@@ -657,17 +657,36 @@ static uint64_t te_hart_asid(RISCVTraceEncoderState *te)
            get_field(env->satp, SATP64_ASID);
 }
 
+/*
+ * The encapsulation's index: the low SrcBits bits of SrcID (none with
+ * SrcBits 0 or InhibitSrc), so that any register value starts a codec.
+ */
+static void te_source_params(RISCVTraceEncoderState *te)
+{
+    unsigned bits = te->control & TE_INHIBIT_SRC ? 0 :
+                    extract32(te->inst_features, TE_SRC_BITS_SHIFT, 4);
+    uint32_t id = extract32(te->inst_features, TE_SRC_ID_SHIFT,
+                            TE_SRC_ID_LEN);
+
+    te->params.src_bits = bits;
+    te->params.src_id = bits ? extract32(id, 0, bits) : 0;
+}
+
 static void te_start(RISCVTraceEncoderState *te)
 {
     ETraceOptions o;
 
-    te->params.src_bits = te->control & TE_INHIBIT_SRC ? 0 :
-        extract32(te->inst_features, TE_SRC_BITS_SHIFT, 4);
-    te->params.src_id = extract32(te->inst_features, TE_SRC_ID_SHIFT,
-                                  TE_SRC_ID_LEN) &
-                        MAKE_64BIT_MASK(0, te->params.src_bits);
+    te_source_params(te);
     etrace_encoder_free(te->enc);
     te->enc = etrace_encoder_new(&te->params, te_emit, te);
+    if (!te->enc) {
+        /* Unreachable through the registers; the guest can still see it */
+        qemu_log_mask(LOG_GUEST_ERROR, "riscv-trace-encoder: hart %d: the "
+                      "codec refused this configuration; InstTracing "
+                      "cleared\n", te->cpu->cpu_index);
+        te->control &= ~TE_INST_TRACING;
+        return;
+    }
     te_options(te, &o);
     qatomic_set(&te->tracing, true);
     te->prev_const_rd = 0;

@@ -9,8 +9,10 @@
  * inside a word is padded with zero bytes, which trace decoders skip.
  *
  * A buffer that is not entirely RAM (MMIO, holes, Limit below Start) takes
- * nothing: the encoder then reports the loss.  Nothing is ever written
- * outside [Start, Limit + 3].
+ * nothing: the encoder then reports the loss.  Mode, like Start, Limit and
+ * WP, only changes while Enable is 0, and every store is checked against
+ * the buffer of the mode it writes, whatever the register history: nothing
+ * is ever written outside [Start, Limit + 3] of guest RAM or the SRAM.
  *
  * Copyright (c) 2026 The rvpa authors
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -117,10 +119,25 @@ static bool ram_range_is_ram(uint64_t start, uint64_t limit)
 
 /* --------------------------------------------------------------- sink */
 
+/*
+ * WP inside the buffer of the current mode.  The register rules keep it
+ * there; this is the last line of defence for every store, so that no
+ * register history can make the sink write outside its buffer.
+ */
+static void ram_keep_wp_inside(RISCVTraceRamSinkState *s)
+{
+    if (s->wp < ram_start(s) || s->wp > ram_limit(s) + 3) {
+        qemu_log_mask(LOG_GUEST_ERROR, "riscv-trace-ramsink: WP 0x%" PRIx64
+                      " outside the buffer, restarting at Start\n", s->wp);
+        s->wp = ram_start(s);
+    }
+}
+
 static size_t ram_space(RISCVTraceSink *sink)
 {
     RISCVTraceRamSinkState *s = RISCV_TRACE_RAMSINK(sink);
 
+    ram_keep_wp_inside(s);
     if (!ram_enabled(s) || (ram_smem(s) && !s->smem_ok)) {
         return 0;
     }
@@ -136,7 +153,7 @@ static void ram_store(RISCVTraceRamSinkState *s, uint64_t addr,
     if (ram_smem(s)) {
         address_space_write(&address_space_memory, addr,
                             MEMTXATTRS_UNSPECIFIED, buf, len);
-    } else {
+    } else if (addr < s->sram_size && len <= s->sram_size - addr) {
         memcpy(s->sram + addr, buf, len);
     }
 }
@@ -190,6 +207,10 @@ static void ram_write_control(RISCVTraceRamSinkState *s, uint32_t val)
         return;
     }
     s->control = val & RAM_CONTROL_RW;
+    if (old & TR_CONTROL_ENABLE) {
+        /* The buffer the sink writes does not change under it. */
+        s->control = (s->control & ~RAM_MODE_SMEM) | (old & RAM_MODE_SMEM);
+    }
     if (!(old & TR_CONTROL_ENABLE) && (val & TR_CONTROL_ENABLE)) {
         s->smem_ok = ram_range_is_ram(s->start, s->limit);
         if (s->wp < ram_start(s) || s->wp > ram_limit(s)) {
@@ -362,9 +383,7 @@ static int ram_post_load(void *opaque, int version_id)
 
     s->smem_ok = ram_range_is_ram(s->start, s->limit);
     s->rp = MIN(s->rp, s->sram_size - 4);
-    if (s->wp < ram_start(s) || s->wp > ram_limit(s) + 3) {
-        s->wp = ram_start(s);
-    }
+    ram_keep_wp_inside(s);
     return 0;
 }
 

@@ -408,6 +408,76 @@ static void test_sram(void)
     qtest_quit(qts);
 }
 
+/*
+ * Mode does not change while the sink is enabled (docs/rvtrace.rst): a
+ * guest that cleared it there used to make the sink write its SMEM
+ * pointer's worth past the SRAM buffer, into the host's heap or beyond.
+ */
+static void test_mode_locked_while_enabled(void)
+{
+    static const struct {
+        uint64_t start, limit;
+    } buffers[] = {
+        { BUF, BUF + 0xfc },        /* RAM: WP far beyond the SRAM */
+        { 0x10000, 0x100fc },       /* not RAM: WP just past the SRAM */
+    };
+    QTestState *qts = start_virt(1);
+
+    fill(qts, BUF - 0x100, 0x300);
+    for (int i = 0; i < ARRAY_SIZE(buffers); i++) {
+        uint64_t start = buffers[i].start;
+
+        setup_smem(qts, start, buffers[i].limit, 0);
+        wr(qts, SINK(0), WP_LOW, start + 4);    /* ignored: enabled */
+        wr(qts, SINK(0), CONTROL, ACTIVE | ENABLE);
+        g_assert_cmphex(rd(qts, SINK(0), CONTROL), ==,
+                        ACTIVE | ENABLE | EMPTY | MODE_SMEM);
+        g_assert_cmphex(rd(qts, SINK(0), START_LOW), ==, (uint32_t)start);
+        trace_on_off(qts);
+        trace_on_off(qts);
+        /* only the RAM buffer takes packets, and only inside itself */
+        if (i == 0) {
+            g_assert_cmphex(rd(qts, SINK(0), WP_LOW), >, start);
+        } else {
+            g_assert_cmphex(rd(qts, SINK(0), WP_LOW), ==, start);
+        }
+        g_assert_cmpuint(written(qts, BUF - 0x100, 0x100), ==, 0);
+        g_assert_cmpuint(written(qts, BUF + 0x100, 0x100), ==, 0);
+    }
+    /* The write that clears Enable keeps Mode; once disabled, it is free */
+    wr(qts, SINK(0), CONTROL, ACTIVE);
+    g_assert_cmphex(rd(qts, SINK(0), CONTROL), ==, ACTIVE | EMPTY | MODE_SMEM);
+    wr(qts, SINK(0), CONTROL, ACTIVE);
+    g_assert_cmphex(rd(qts, SINK(0), CONTROL), ==, ACTIVE | EMPTY);
+    qtest_quit(qts);
+}
+
+/*
+ * SrcID without SrcBits: the index field has no bits, so SrcID is not in
+ * the packets (it used to leave the codec unstarted and crash QEMU).
+ */
+static void test_src_id_without_bits(void)
+{
+    QTestState *qts = start_virt(1);
+    uint8_t first[2];
+
+    fill(qts, BUF, 0x100);
+    setup_smem(qts, BUF, BUF + 0xfc, 0);
+    wr(qts, ENC(0), INST_FEATURES, 0x00010000);     /* SrcID 1 */
+    g_assert_cmphex(rd(qts, ENC(0), INST_FEATURES), ==, 0x00010000);
+    wr(qts, ENC(0), CONTROL, ACTIVE | ENABLE | INST_TRACING | INST_MODE(6));
+    g_assert_cmphex(rd(qts, ENC(0), CONTROL) & INST_TRACING, ==,
+                    INST_TRACING);
+    wr(qts, ENC(0), CONTROL, ACTIVE | INST_MODE(6));
+    wait_empty(qts, ENC(0));
+    g_assert_cmphex(rd(qts, ENC(0), CONTROL) & STALL_OVERFLOW, ==, 0);
+    /* a header, then the payload: a support packet (format 3), no index */
+    qtest_memread(qts, BUF, first, sizeof(first));
+    g_assert_cmphex(first[0] & 0x1f, !=, 0);
+    g_assert_cmphex(first[1] & 3, ==, 3);
+    qtest_quit(qts);
+}
+
 /* Any value anywhere in the encoder and sink blocks: never a crash. */
 static void test_any_write(void)
 {
@@ -448,5 +518,9 @@ int main(int argc, char **argv)
     qtest_add_func("/riscv/trace/smem/bad-buffer", test_smem_bad_buffer);
     qtest_add_func("/riscv/trace/sram", test_sram);
     qtest_add_func("/riscv/trace/any-write", test_any_write);
+    qtest_add_func("/riscv/trace/ramsink/mode-locked-while-enabled",
+                   test_mode_locked_while_enabled);
+    qtest_add_func("/riscv/trace/encoder/src-id-without-bits",
+                   test_src_id_without_bits);
     return g_test_run();
 }

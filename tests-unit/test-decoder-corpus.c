@@ -427,6 +427,7 @@ static void test_tool_errors(void)
     uint8_t hdr[FUZZ_HEADER] = { 0, 254, 0 };
     g_autofree char *image = NULL, *raw = NULL, *trace = NULL;
     g_autofree char *cut = NULL, *bad = NULL, *text = NULL, *x86 = NULL;
+    g_autofree char *empty = NULL, *padding = NULL;
     uint8_t elf_x86[64] = { 0x7f, 'E', 'L', 'F', 2, 1, 1 };
     const char *ctx0 = "--param=context_width=0";
     uint64_t walk[4096];
@@ -457,6 +458,12 @@ static void test_tool_errors(void)
     bad = tmp_file("bad.bin", s.buf, s.len);
     expect_tool(1, "bad packet header 0x20", raw, "--features=254", ctx0,
                 bad, NULL);
+    /* no packet at all: an empty file, padding only, a directory */
+    empty = tmp_file("empty.bin", "", 0);
+    expect_tool(1, "no packet in the trace (0 bytes)", raw, empty, NULL);
+    padding = tmp_file("padding.bin", "\0\0\0\0", 4);
+    expect_tool(1, "no packet in the trace (4 bytes)", raw, padding, NULL);
+    expect_tool(2, "Is a directory", raw, tmp_dir, NULL);
     /* no image; not an ELF file; an ELF file of another machine */
     expect_tool(2, "no program image", trace, NULL);
     text = tmp_file("text.elf", "hello", 5);

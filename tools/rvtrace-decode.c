@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include "target/riscv/insn_class.h"
 #include "etrace.h"
@@ -980,9 +981,16 @@ static size_t input_read(Ctx *c, Input *in, uint8_t *buf, size_t cap)
 static bool input_open(Ctx *c, const char *path, Input *in)
 {
     memset(in, 0, sizeof(*in));
+    struct stat st;
+
     in->f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
     if (!in->f) {
         fprintf(stderr, "rvtrace-decode: %s: %s\n", path, strerror(errno));
+        return false;
+    }
+    if (!fstat(fileno(in->f), &st) && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "rvtrace-decode: %s: %s\n", path, strerror(EISDIR));
+        fclose(in->f);
         return false;
     }
     if (!c->wrapped) {
@@ -1045,6 +1053,20 @@ static void bad_header(Ctx *c, uint8_t header)
     }
 }
 
+/* A read error, or a stream without a single packet, is a failure. */
+static void check_input_read(Ctx *c, Input *in)
+{
+    if (ferror(in->f)) {
+        c->failed = true;
+        fprintf(stderr, "rvtrace-decode: error: reading the trace: %s\n",
+                strerror(errno));
+    } else if (!c->packets && !c->failed) {
+        c->failed = true;
+        fprintf(stderr, "rvtrace-decode: error: no packet in the trace (%"
+                PRIu64 " bytes)\n", c->offset);
+    }
+}
+
 static void decode_stream(Ctx *c, Input *in)
 {
     size_t cap = READ_CHUNK + BOUNDARY_WINDOW, len = 0;
@@ -1096,6 +1118,7 @@ static void decode_stream(Ctx *c, Input *in)
                 "stream\n", c->offset, c->packets);
     }
     free(buf);
+    check_input_read(c, in);
 }
 
 /* --------------------------------------------------------------- summary */
