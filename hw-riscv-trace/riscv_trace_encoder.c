@@ -137,6 +137,8 @@ struct RISCVTraceEncoderState {
     ETraceParams params;
     ETraceEncoder *enc;
     bool stopping;          /* the hart has not yet run the stop */
+    bool suspended;         /* the VM stopped: the codec's trace ended */
+    ETraceOptions options;  /* the trace's, from when it started */
     bool bpred;             /* the trace predicts branches */
     bool runs;              /* the hart holds branch blocks back */
     bool run_units;         /* ... and totals their instructions */
@@ -672,14 +674,44 @@ static void te_source_params(RISCVTraceEncoderState *te)
     te->params.src_id = bits ? extract32(id, 0, bits) : 0;
 }
 
-static void te_start(RISCVTraceEncoderState *te)
+/* A new codec starts the trace: a support packet, a sync to come. */
+static bool te_start_codec(RISCVTraceEncoderState *te)
 {
-    ETraceOptions o;
-
-    te_source_params(te);
     etrace_encoder_free(te->enc);
     te->enc = etrace_encoder_new(&te->params, te_emit, te);
     if (!te->enc) {
+        return false;
+    }
+    te->prev_const_rd = 0;
+    te->ctype = 0;
+    te->budget = te_sink_space(te);
+    etrace_encoder_start(te->enc, &te->options);
+    te_flush(te);
+    return true;
+}
+
+/* The codec ends the trace: its last packets reach the sinks. */
+static void te_end_codec(RISCVTraceEncoderState *te)
+{
+    te->budget = te_sink_space(te);
+    etrace_encoder_stop(te->enc);
+    te_flush(te);
+    for (int i = 0; i < ARRAY_SIZE(te->sinks); i++) {
+        RISCVTraceSinkClass *sc;
+        RISCVTraceSink *sink = te_sink(te, i, &sc);
+
+        if (sink) {
+            sc->flush(sink);
+        }
+    }
+}
+
+static void te_start(RISCVTraceEncoderState *te)
+{
+    te_source_params(te);
+    te_options(te, &te->options);
+    te->context = te->control & TE_CONTEXT ? te_hart_asid(te) : 0;
+    if (!te_start_codec(te)) {
         /* Unreachable through the registers; the guest can still see it */
         qemu_log_mask(LOG_GUEST_ERROR, "riscv-trace-encoder: hart %d: the "
                       "codec refused this configuration; InstTracing "
@@ -687,19 +719,13 @@ static void te_start(RISCVTraceEncoderState *te)
         te->control &= ~TE_INST_TRACING;
         return;
     }
-    te_options(te, &o);
     qatomic_set(&te->tracing, true);
-    te->prev_const_rd = 0;
-    te->context = te->control & TE_CONTEXT ? te_hart_asid(te) : 0;
-    te->ctype = 0;
-    te->budget = te_sink_space(te);
-    etrace_encoder_start(te->enc, &o);
-    te_flush(te);
+    te->suspended = false;
     te_start_worker(te);
     riscv_trace_attach(te->cpu, te_consume, te);
-    te->bpred = o.branch_prediction;
+    te->bpred = te->options.branch_prediction;
     te->runs = te_runs_allowed(te);
-    te->run_units = etrace_options_count_units(&o);
+    te->run_units = etrace_options_count_units(&te->options);
     riscv_trace_set_runs(te->cpu, te->runs, te->run_units);
     riscv_trace_set_active(te->cpu, true);
     trace_riscv_trace_encoder_start(te->cpu->cpu_index, te->control,
@@ -710,19 +736,12 @@ static void te_start(RISCVTraceEncoderState *te)
 static void te_finish(RISCVTraceEncoderState *te)
 {
     if (te->tracing) {
-        te->budget = te_sink_space(te);
-        etrace_encoder_stop(te->enc);
-        te_flush(te);
-        for (int i = 0; i < ARRAY_SIZE(te->sinks); i++) {
-            RISCVTraceSinkClass *sc;
-            RISCVTraceSink *sink = te_sink(te, i, &sc);
-
-            if (sink) {
-                sc->flush(sink);
-            }
+        if (!te->suspended) {
+            te_end_codec(te);
         }
         qatomic_set(&te->tracing, false);
     }
+    te->suspended = false;
     te->stopping = false;
     trace_riscv_trace_encoder_stop(te->cpu->cpu_index);
     /* The registers may have asked for a new trace meanwhile */
@@ -776,22 +795,41 @@ static void te_write_filter(RISCVTraceEncoderState *te, hwaddr addr,
     }
 }
 
-/* Likewise: every record of the hart encoded (migration). */
-static void te_drain_on_hart(void *opaque)
+/*
+ * The VM stopped: every record of the hart is encoded and the codec ends
+ * the trace (the last instruction, a support packet), so that the sinks
+ * hold a trace that ends exactly where the hart stopped.  The codec's
+ * state is not migrated and a stopped VM may be saved, migrated or go
+ * on: wherever it runs again, a new trace starts (te_vm_state_change).
+ */
+static void te_suspend_on_hart(void *opaque)
 {
-    te_encode_all(opaque);
+    RISCVTraceEncoderState *te = opaque;
+
+    te_encode_all(te);
+    if (te->tracing && !te->suspended) {
+        te_end_codec(te);
+        te->suspended = true;
+    }
 }
 
 /*
- * When the VM stops, the hart's pending records are encoded, so that the
- * sinks hold everything it retired; at shutdown the trace also ends
- * (last instruction, support packet), so that a capture is complete.
+ * When the VM stops, its trace ends as above; it starts again when the
+ * VM resumes here, or on a migration's destination (te_post_load).  At
+ * shutdown the trace ends for good, so that a capture is complete.
  */
 static void te_vm_state_change(void *opaque, bool running, RunState state)
 {
     RISCVTraceEncoderState *te = opaque;
 
-    if (running || !te->tracing || te->stopping) {
+    if (running) {
+        if (te->suspended && te->tracing) {
+            te_start_codec(te);
+        }
+        te->suspended = false;
+        return;
+    }
+    if (!te->tracing || te->stopping) {
         return;
     }
     if (state == RUN_STATE_SHUTDOWN) {
@@ -799,7 +837,7 @@ static void te_vm_state_change(void *opaque, bool running, RunState state)
         riscv_trace_set_active(te->cpu, false);
         riscv_trace_run_on_hart(te->cpu, te_stop_on_hart, te);
     } else {
-        riscv_trace_run_on_hart(te->cpu, te_drain_on_hart, te);
+        riscv_trace_run_on_hart(te->cpu, te_suspend_on_hart, te);
     }
 }
 
@@ -1027,20 +1065,11 @@ static void te_unrealize(DeviceState *dev)
     te->enc = NULL;
 }
 
-/* The hart's pending records reach the sinks before the state is saved. */
-static int te_pre_save(void *opaque)
-{
-    RISCVTraceEncoderState *te = opaque;
-
-    if (te->tracing) {
-        riscv_trace_run_on_hart(te->cpu, te_drain_on_hart, te);
-    }
-    return 0;
-}
-
 /*
- * The codec's state does not migrate: a trace restarts on the destination
- * with a support packet and a sync, as after a trace-lost event.
+ * The codec's state does not migrate: the trace ended when the source's
+ * VM stopped (te_suspend_on_hart), a new one starts on the destination
+ * with a support packet and a sync at the first block the hart retires
+ * there.  The two sides' traces, joined, decode as one.
  */
 static int te_post_load(void *opaque, int version_id)
 {
@@ -1049,6 +1078,7 @@ static int te_post_load(void *opaque, int version_id)
     etrace_filter_post_load(&te->filter);
     te->tracing = false;
     te->stopping = false;
+    te->suspended = false;
     te_update(te);
     return 0;
 }
@@ -1057,7 +1087,6 @@ static const VMStateDescription vmstate_te = {
     .name = TYPE_RISCV_TRACE_ENCODER,
     .version_id = 1,
     .minimum_version_id = 1,
-    .pre_save = te_pre_save,
     .post_load = te_post_load,
     .fields = (const VMStateField[]) {
         VMSTATE_UINT32(control, RISCVTraceEncoderState),

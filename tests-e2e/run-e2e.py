@@ -15,6 +15,13 @@
 #        default options into one file; the reset vector (MROM) is saved
 #        first (pmemsave) so that the decoder can follow it.
 #
+# --migrate-after S: S seconds into the run, the VM migrates (`migrate
+# "exec:cat > vm.state"`) to a second QEMU started with -incoming, which
+# runs it to its end.  Each QEMU writes its own execlog (and with pib its
+# own trace file); the two of each are joined, so that the trace must
+# decode as one across the migration.  With ram the buffer in guest
+# memory migrates with the VM.
+#
 # The test passes when QEMU's guest passes, the decoder exits with 0 and
 # every hart's decoded trace matches its execlog.  On failure the files
 # stay in --workdir for inspection.
@@ -27,6 +34,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402
@@ -52,12 +60,12 @@ def machine(args):
     return m
 
 
-def qemu_base(args):
+def qemu_base(args, trace='trace.bin'):
     cmd = [args.qemu, '-M', machine(args), '-bios', 'none',
            '-display', 'none', '-cpu', args.cpu, '-smp', str(args.smp),
            '-kernel', args.elf]
     if args.capture == 'pib':
-        cmd += ['-chardev', 'file,id=tr,path=trace.bin']
+        cmd += ['-chardev', 'file,id=tr,path=' + trace]
     else:
         cmd += ['-semihosting-config', 'enable=on,target=native']
     if args.append:
@@ -90,6 +98,54 @@ def run_guest(args):
     if p.returncode != 0:
         raise RuntimeError('the guest failed (QEMU exit status %d)' %
                            p.returncode)
+    return p.stdout
+
+
+def join_files(out, parts):
+    with open(out, 'wb') as f:
+        for part in parts:
+            with open(part, 'rb') as p:
+                shutil.copyfileobj(p, f)
+
+
+def run_migrated(args):
+    """
+    The guest's run on two QEMUs, migrated after args.migrate_after
+    seconds; trace.bin and exec.log are the two halves joined.
+    """
+    execlog = ['-plugin', args.plugin, '-d', 'plugin']
+    cmd = (qemu_base(args, 'trace-a.bin') + execlog +
+           ['-D', 'exec-a.log', '-monitor', 'stdio',
+            '-serial', 'file:serial-a.txt'])
+    log('$ ' + ' '.join(cmd))
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    time.sleep(args.migrate_after)
+    out, _ = p.communicate('migrate "exec:cat > vm.state"\ninfo status\n'
+                           'quit\n', timeout=QEMU_TIMEOUT)
+    with open('monitor-a.txt', 'w') as f:
+        f.write(out)
+    with open('serial-a.txt') as f:
+        if 'PASS' in f.read():
+            raise RuntimeError('the guest ended before the migration: '
+                               'make its run longer')
+    if 'postmigrate' not in out:
+        raise RuntimeError('the source did not migrate:\n' + out)
+    cmd = (qemu_base(args, 'trace-b.bin') + execlog +
+           ['-D', 'exec-b.log', '-monitor', 'none', '-serial', 'stdio',
+            '-incoming', 'exec:cat vm.state'])
+    p = run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, errors='replace', timeout=QEMU_TIMEOUT)
+    for line in p.stdout.splitlines():
+        log('guest: ' + line)
+    if p.returncode != 0:
+        raise RuntimeError('the migrated guest failed (QEMU exit status %d)'
+                           % p.returncode)
+    if args.capture == 'pib':
+        log('migrated: source trace %d bytes, destination %d bytes' %
+            (os.path.getsize('trace-a.bin'), os.path.getsize('trace-b.bin')))
+        join_files('trace.bin', ['trace-a.bin', 'trace-b.bin'])
+    join_files('exec.log', ['exec-a.log', 'exec-b.log'])
     return p.stdout
 
 
@@ -176,7 +232,7 @@ def run_test(args):
     ok = True
     if args.capture == 'pib':
         save_rom(args)
-    serial = run_guest(args)
+    serial = run_migrated(args) if args.migrate_after else run_guest(args)
     if args.capture == 'pib':
         src_bits = (args.smp - 1).bit_length()
         for hart in range(args.smp):
@@ -216,6 +272,8 @@ def main():
     ap.add_argument('--full-speed', type=int, metavar='MIN_INSNS',
                     help='no execlog: check that the hart waited for the '
                     'encoder and that MIN_INSNS or more decode')
+    ap.add_argument('--migrate-after', type=float, metavar='SECONDS',
+                    help='migrate the VM to a second QEMU after SECONDS')
     args = ap.parse_args()
     for path in (args.qemu, args.plugin, args.decoder, args.elf):
         if not os.path.exists(path):
