@@ -503,6 +503,227 @@ static void test_any_write(void)
     qtest_quit(qts);
 }
 
+/* ---------------------------------------------------------------- fuzz */
+
+#define PIB             0x3500000ULL
+#define FUZZ_CODE       DRAM
+#define FUZZ_GUARD      (DRAM + 0x10000)
+#define FUZZ_GUARD_LEN  0x10000
+
+/*
+ * The hart's program while the registers are fuzzed: a loop of branches,
+ * calls, returns and an ecall (its handler skips it), so that a trace
+ * has all kinds of blocks.
+ */
+static const uint32_t fuzz_program[] = {
+    0x00000e97, 0x038e8e93, 0x305e9073,     /* mtvec = handler */
+    0x00128293, 0x0032f313, 0x00030463,     /* loop: t0++, branch */
+    0x00138393, 0x014000ef, 0x0ff2f313,     /* call func */
+    0xfe0314e3, 0x00000073, 0xfe1ff06f,     /* bnez loop; ecall; j */
+    0x001e0e13, 0x00008067,                 /* func: t3++; ret */
+    0x34102f73, 0x004f0f13, 0x341f1073,     /* handler: mepc += 4 */
+    0x30200073,                             /* mret */
+};
+
+/* Addresses a hostile guest would give the RAM sink's pointers. */
+static uint64_t fuzz_address(GRand *r)
+{
+    static const uint64_t interesting[] = {
+        0, 4, 0xfffc, 0x10000, UART0, PIB, TRACE_BASE, DRAM - 4, DRAM,
+        FUZZ_CODE + 0x20, FUZZ_GUARD, FUZZ_GUARD + 0x100,
+        FUZZ_GUARD + FUZZ_GUARD_LEN - 4, FUZZ_GUARD + FUZZ_GUARD_LEN,
+        DRAM + 128 * 1024 * 1024 - 4, DRAM + 128 * 1024 * 1024,
+        0xfffffffffffffffcULL, 0x7ffffffffffffffcULL,
+    };
+    uint64_t a = interesting[g_rand_int_range(r, 0, ARRAY_SIZE(interesting))];
+
+    switch (g_rand_int_range(r, 0, 4)) {
+    case 0:
+        return a;
+    case 1:
+        return a + g_rand_int_range(r, -64, 64);   /* unaligned too */
+    case 2:
+        return FUZZ_GUARD + g_rand_int_range(r, 0, FUZZ_GUARD_LEN);
+    default:
+        return (uint64_t)g_rand_int(r) << 32 | g_rand_int(r);
+    }
+}
+
+static uint32_t fuzz_control(GRand *r)
+{
+    uint32_t v = g_rand_int(r);
+
+    /* mostly Active, often Enable and InstTracing with a mode */
+    if (g_rand_int_range(r, 0, 8)) {
+        v |= ACTIVE;
+    }
+    if (g_rand_int_range(r, 0, 2)) {
+        v |= ENABLE | INST_TRACING;
+    }
+    return g_rand_int_range(r, 0, 8) ? v & ~STALL_OVERFLOW : v;
+}
+
+/* One random register write (or read) to the encoder, sink or PIB sink. */
+static void fuzz_one(QTestState *qts, GRand *r)
+{
+    static const uint32_t sink_regs[] = {
+        START_LOW, START_HIGH, LIMIT_LOW, LIMIT_HIGH, WP_LOW, WP_HIGH,
+        RP_LOW, 0x02C, DATA, 0x008, 0x030, 0x044,
+    };
+    unsigned what = g_rand_int_range(r, 0, 16);
+    uint32_t off, val = g_rand_int(r);
+    uint64_t a;
+
+    switch (what) {
+    case 0 ... 2:
+        wr(qts, SINK(0), CONTROL, fuzz_control(r));
+        break;
+    case 3 ... 6:
+        off = sink_regs[g_rand_int_range(r, 0, ARRAY_SIZE(sink_regs))];
+        a = fuzz_address(r);
+        wr(qts, SINK(0), off, off & 4 ? a >> 32 : (uint32_t)a);
+        break;
+    case 7 ... 8:
+        wr(qts, ENC(0), CONTROL, fuzz_control(r));
+        break;
+    case 9:
+        wr(qts, ENC(0), INST_FEATURES, val);
+        break;
+    case 10:
+        /* filters and comparators: enables, privilege, addresses */
+        off = g_rand_int_range(r, 0, 2) ? 0x400 : 0x600;
+        wr(qts, ENC(0), off + g_rand_int_range(r, 0, 0x80) * 4,
+           g_rand_int_range(r, 0, 2) ? val : (uint32_t)fuzz_address(r));
+        break;
+    case 11:
+        wr(qts, ENC(0), INST_FILTERS, val & 0xf);
+        break;
+    case 12:
+        wr(qts, PIB, g_rand_int_range(r, 0, 2) ? CONTROL :
+           g_rand_int_range(r, 0, 0x400) * 4, val);
+        break;
+    case 13:
+        wr(qts, ENC(0), g_rand_int_range(r, 0, 0x400) * 4, val);
+        break;
+    default:
+        rd(qts, g_rand_int_range(r, 0, 2) ? SINK(0) : ENC(0),
+           g_rand_int_range(r, 0, 0x400) * 4);
+        break;
+    }
+}
+
+/* A driver's set-up of a buffer in the guard region, tracing. */
+static void fuzz_valid_setup(QTestState *qts, GRand *r)
+{
+    uint64_t start = FUZZ_GUARD + g_rand_int_range(r, 0, 0x100) * 0x80;
+    uint64_t limit = start + g_rand_int_range(r, 0, 0x80) * 4;
+
+    setup_smem(qts, start, limit,
+               g_rand_int_range(r, 0, 4) ? 0 : STOP_ON_WRAP);
+    wr(qts, ENC(0), INST_FEATURES, g_rand_int(r) & 0xff);
+    wr(qts, ENC(0), CONTROL, ACTIVE | ENABLE | INST_TRACING | INST_MODE(6) |
+       SYNC_MODE(1) | SYNC_MAX(g_rand_int_range(r, 0, 16)));
+}
+
+/*
+ * The SMEM buffer the sink has, enabled or not: Start and Limit only
+ * change while it is disabled, so a buffer it was enabled with is seen
+ * here after the write that enabled it, even if StopOnWrap has turned it
+ * off again since.
+ */
+static bool fuzz_smem_range(QTestState *qts, uint64_t *lo, uint64_t *hi)
+{
+    uint32_t ctl = rd(qts, SINK(0), CONTROL);
+
+    if ((ctl & (ACTIVE | MODE_SMEM)) != (ACTIVE | MODE_SMEM)) {
+        return false;
+    }
+    *lo = rd(qts, SINK(0), START_LOW) |
+          (uint64_t)rd(qts, SINK(0), START_HIGH) << 32;
+    *hi = (rd(qts, SINK(0), LIMIT_LOW) |
+           (uint64_t)rd(qts, SINK(0), LIMIT_HIGH) << 32) + 3;
+    return true;
+}
+
+/*
+ * Random register writes to every trace device while the hart runs and
+ * traces, with pointers anywhere and Mode/Enable flipped at any time:
+ * QEMU survives, and of the guard region the sink changed only bytes
+ * inside a buffer it was enabled with.  RVPA_TRACE_FUZZ_SEED and
+ * RVPA_TRACE_FUZZ_CASES (scripts/fuzz-devices.sh runs it long).
+ */
+static void test_fuzz_registers(void)
+{
+    const char *env_seed = g_getenv("RVPA_TRACE_FUZZ_SEED");
+    const char *env_cases = g_getenv("RVPA_TRACE_FUZZ_CASES");
+    guint32 seed = env_seed ? strtoul(env_seed, NULL, 0) : 1;
+    unsigned cases = env_cases ? strtoul(env_cases, NULL, 0) : 40;
+    g_autofree uint8_t *guard = g_malloc(FUZZ_GUARD_LEN);
+    GRand *r = g_rand_new_with_seed(seed);
+    unsigned traced = 0;
+    QTestState *qts;
+
+    /* TCG runs the hart; libqtest's own -accel qtest comes after */
+    qts = qtest_init("-accel tcg -machine virt,rvtrace=on,rvtrace-chardev=tr "
+                     "-chardev null,id=tr -bios none -S");
+    qtest_memwrite(qts, FUZZ_CODE, fuzz_program, sizeof(fuzz_program));
+    qtest_qmp_assert_success(qts, "{ 'execute': 'cont' }");
+    g_test_message("seed %u, %u cases", seed, cases);
+    for (unsigned c = 0; c < cases; c++) {
+        GArray *ranges = g_array_new(false, false, sizeof(uint64_t) * 2);
+        uint64_t range[2];
+
+        /* the sink stops writing before the guard is laid */
+        wr(qts, SINK(0), CONTROL, 0);
+        wr(qts, ENC(0), CONTROL, 0);
+        wait_empty(qts, ENC(0));
+        fill(qts, FUZZ_GUARD, FUZZ_GUARD_LEN);
+        if (g_rand_int_range(r, 0, 2)) {
+            fuzz_valid_setup(qts, r);
+        }
+        if (fuzz_smem_range(qts, &range[0], &range[1])) {
+            g_array_append_val(ranges, range);
+        }
+        for (int i = g_rand_int_range(r, 0, 40); i > 0; i--) {
+            fuzz_one(qts, r);
+            if (fuzz_smem_range(qts, &range[0], &range[1])) {
+                g_array_append_val(ranges, range);
+            }
+        }
+        g_usleep(g_rand_int_range(r, 0, 2000));
+        wr(qts, ENC(0), CONTROL, ACTIVE);
+        wait_empty(qts, ENC(0));
+        wr(qts, SINK(0), CONTROL, 0);
+
+        qtest_memread(qts, FUZZ_GUARD, guard, FUZZ_GUARD_LEN);
+        for (uint64_t i = 0, seen = 0; i < FUZZ_GUARD_LEN; i++) {
+            uint64_t addr = FUZZ_GUARD + i;
+            bool inside = false;
+
+            if (guard[i] == 0xa5) {
+                continue;
+            }
+            traced += !seen++;
+            for (unsigned k = 0; k < ranges->len && !inside; k++) {
+                uint64_t *b = &g_array_index(ranges, uint64_t, 2 * k);
+
+                inside = b[0] <= addr && addr <= b[1];
+            }
+            if (!inside) {
+                g_test_message("case %u: 0x%" PRIx64 " written outside "
+                               "every buffer the sink had", c, addr);
+            }
+            g_assert_true(inside);
+        }
+        g_array_free(ranges, true);
+    }
+    /* a fuzz that never lets the sink write checks nothing */
+    g_test_message("%u cases wrote trace into the guard region", traced);
+    g_assert_cmpuint(traced, >, cases / 10);
+    g_rand_free(r);
+    qtest_quit(qts);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -522,5 +743,6 @@ int main(int argc, char **argv)
                    test_mode_locked_while_enabled);
     qtest_add_func("/riscv/trace/encoder/src-id-without-bits",
                    test_src_id_without_bits);
+    qtest_add_func("/riscv/trace/fuzz-registers", test_fuzz_registers);
     return g_test_run();
 }
