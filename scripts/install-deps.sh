@@ -46,6 +46,8 @@ PKGS=(
     clang libclang-rt-14-dev time
     # --insns of scripts/bench-codec.sh and scripts/bench-trace.sh
     valgrind
+    # scripts/test-sanitizers.sh (gcc's -fsanitize=address,undefined)
+    libasan8 libubsan1
 )
 BPO_PKGS=(meson python3-pycotap)
 
