@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FuzzConfig c;
     FuzzResult r;
 
-    if (!fuzz_decode(data, size, &r, FUZZ_BUDGET) ||
+    if (!fuzz_decode(data, size, &r, FUZZ_BUDGET, 0) ||
         !fuzz_config(data, size, &c)) {
         return 0;
     }

@@ -132,10 +132,12 @@ static inline void fuzz_feed(ETraceDecoder *d, const uint8_t *data,
 
 /*
  * Decode a fuzz input (header + trace) with the library, following at
- * most budget instructions (0: no limit).
+ * most budget instructions (0: no limit) and at most packet_walk for one
+ * packet (0: the library's default).
  */
 static inline bool fuzz_decode(const uint8_t *data, size_t len,
-                               FuzzResult *r, uint64_t budget)
+                               FuzzResult *r, uint64_t budget,
+                               uint64_t packet_walk)
 {
     FuzzConfig c;
     ETraceDecoderConfig cfg = { 0 };
@@ -153,6 +155,7 @@ static inline bool fuzz_decode(const uint8_t *data, size_t len,
     cfg.insn = fuzz_count_insn;
     cfg.xtvec[3] = FUZZ_IMAGE_BASE;
     cfg.max_straight_run = FUZZ_MAX_RUN;
+    cfg.max_packet_walk = packet_walk;
     cfg.opaque = r;
     d = etrace_decoder_new(&cfg);
     if (!d) {
