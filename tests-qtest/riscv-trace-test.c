@@ -656,8 +656,8 @@ static void test_fuzz_registers(void)
 {
     const char *env_seed = g_getenv("RVPA_TRACE_FUZZ_SEED");
     const char *env_cases = g_getenv("RVPA_TRACE_FUZZ_CASES");
-    guint32 seed = env_seed ? strtoul(env_seed, NULL, 0) : 1;
-    unsigned cases = env_cases ? strtoul(env_cases, NULL, 0) : 40;
+    guint32 seed = env_seed ? g_ascii_strtoull(env_seed, NULL, 0) : 1;
+    unsigned n_cases = env_cases ? g_ascii_strtoull(env_cases, NULL, 0) : 40;
     g_autofree uint8_t *guard = g_malloc(FUZZ_GUARD_LEN);
     GRand *r = g_rand_new_with_seed(seed);
     unsigned traced = 0;
@@ -668,8 +668,8 @@ static void test_fuzz_registers(void)
                      "-chardev null,id=tr -bios none -S");
     qtest_memwrite(qts, FUZZ_CODE, fuzz_program, sizeof(fuzz_program));
     qtest_qmp_assert_success(qts, "{ 'execute': 'cont' }");
-    g_test_message("seed %u, %u cases", seed, cases);
-    for (unsigned c = 0; c < cases; c++) {
+    g_test_message("seed %u, %u cases", seed, n_cases);
+    for (unsigned c = 0; c < n_cases; c++) {
         GArray *ranges = g_array_new(false, false, sizeof(uint64_t) * 2);
         uint64_t range[2];
 
@@ -719,7 +719,7 @@ static void test_fuzz_registers(void)
     }
     /* a fuzz that never lets the sink write checks nothing */
     g_test_message("%u cases wrote trace into the guard region", traced);
-    g_assert_cmpuint(traced, >, cases / 10);
+    g_assert_cmpuint(traced, >, n_cases / 10);
     g_rand_free(r);
     qtest_quit(qts);
 }
