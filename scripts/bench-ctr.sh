@@ -1,8 +1,10 @@
 #!/bin/bash
 # CTR benchmark: the same guest (tests-tcg/bench/branchy.c, a branch- and
-# call-heavy loop) under five configurations, run in interleaved rounds;
+# call-heavy loop) under eight configurations, run in interleaved rounds;
 # prints the median loop time of each and the median of its per-round
-# ratios to CTR absent.
+# ratios to its baseline: CTR absent, or, for a guest that writes its
+# control register every iteration (another type filter each time), CTR
+# absent with the same loop writing mscratch.
 #
 #   scripts/bench-ctr.sh [ROUNDS [ITERATIONS]]     (default 7, 20000000)
 #
@@ -20,20 +22,23 @@ elf=$RVPA_BUILD/tests-tcg/bench-branchy-rv64.elf
 [ -x "$qemu" ] && [ -f "$elf" ] ||
     die "build first (scripts/run-tests.sh or meson compile -C build)"
 
-# name | -cpu | what the guest records
+# name | -cpu | what the guest records | control rewritten every | baseline
 configs=(
-    "off|rv64|none"
-    "ctr=on, idle|rv64,ctr=on|none"
-    "ctr=on, recording all|rv64,ctr=on|draft"
-    "smctr=on, idle|rv64,smctr=on,ssctr=on|none"
-    "smctr=on, recording all|rv64,smctr=on,ssctr=on|ratified"
+    "off|rv64|none|0|off"
+    "ctr=on, idle|rv64,ctr=on|none|0|off"
+    "ctr=on, recording all|rv64,ctr=on|draft|0|off"
+    "smctr=on, idle|rv64,smctr=on,ssctr=on|none|0|off"
+    "smctr=on, recording all|rv64,smctr=on,ssctr=on|ratified|0|off"
+    "off, mscratch rewritten|rv64|none|1|off, mscratch rewritten"
+    "ctr=on, control rewritten|rv64,ctr=on|draft|1|off, mscratch rewritten"
+    "smctr=on, ctl rewritten|rv64,smctr=on,ssctr=on|ratified|1|off, mscratch rewritten"
 )
 
 run_one() {
-    local cpu=$1 record=$2 out
+    local cpu=$1 record=$2 rewrite=$3 out
     out=$("$qemu" -M virt -bios none -display none -monitor none \
           -serial stdio -cpu "$cpu" -kernel "$elf" \
-          -append "record=$record iters=$iters") ||
+          -append "record=$record iters=$iters rewrite=$rewrite") ||
         die "guest failed ($cpu, record=$record): $out"
     sed -n 's/^branchy: .* \([0-9]*\) ticks$/\1/p' <<<"$out"
 }
@@ -43,16 +48,17 @@ declare -A times
 n=${#configs[@]}
 for ((r = 1; r <= rounds; r++)); do
     for ((k = 0; k < n; k++)); do
-        IFS='|' read -r name cpu record <<<"${configs[(r + k) % n]}"
-        times[$name]+="$(run_one "$cpu" "$record") "
+        IFS='|' read -r name cpu record rewrite base \
+            <<<"${configs[(r + k) % n]}"
+        times[$name]+="$(run_one "$cpu" "$record" "$rewrite") "
     done
     info "round $r of $rounds done"
 done
 
-printf '%-26s %14s %14s\n' configuration "median ticks" "paired ratio"
+printf '%-28s %14s %14s\n' configuration "median ticks" "paired ratio"
 for c in "${configs[@]}"; do
-    IFS='|' read -r name cpu record <<<"$c"
-    printf '%-26s %14s %14s\n' "$name" "$(median "${times[$name]}")" \
-        "$(paired_ratio "${times[$name]}" "${times[off]}")"
+    IFS='|' read -r name cpu record rewrite base <<<"$c"
+    printf '%-28s %14s %14s\n' "$name" "$(median "${times[$name]}")" \
+        "$(paired_ratio "${times[$name]}" "${times[$base]}")"
 done
 echo "($rounds rounds of $iters iterations; mtime ticks are 100 ns)"

@@ -63,6 +63,14 @@ static uint32_t ctr_recorded_types(uint64_t ctl)
            BIT(CTRDATA_TYPE_NONTAKEN_BRANCH);
 }
 
+/*
+ * The types translated code records besides not-taken branches: taken
+ * branches, jumps, calls, returns.
+ */
+#define CTR_INLINE_TYPES \
+    (BIT(CTRDATA_TYPE_TAKEN_BRANCH) | \
+     MAKE_64BIT_MASK(CTRDATA_TYPE_INDIRECT_CALL, 8))
+
 static bool ctr_mode_enabled(CPURISCVState *env, target_ulong priv, bool virt)
 {
     return ctr_control(env, priv, virt) & ctr_mode_bit(priv);
@@ -70,50 +78,58 @@ static bool ctr_mode_enabled(CPURISCVState *env, target_ulong priv, bool virt)
 
 /*
  * What translated code needs to know to record transfers made within the
- * current mode: whether it may record at all, RASEMU, the depth and
- * which types pass the filter.  Anything that changes it (a CSR write, a
- * trap, a trap return) ends the TB, so the next TB is looked up with the
- * new value.
+ * current mode: whether it may record at all, RASEMU, whether not-taken
+ * branches are recorded, whether every other type passes the filter (else
+ * which do: env->ctr_types, tested at run time) and the depth.  Anything
+ * that changes it (a CSR write, a trap, a trap return) ends the TB, so the
+ * next TB is looked up with the new value.
  */
-uint64_t riscv_ctr_cs_base(CPURISCVState *env)
+void riscv_ctr_update_tb_state(CPURISCVState *env)
 {
-    uint64_t ctl, types;
+    uint64_t ctl;
 
+    env->ctr_cs_base = 0;
+    env->ctr_types = 0;
     if (!riscv_ctr_present(riscv_cpu_cfg(env)) ||
         (env->sctrstatus & SCTRSTATUS_FROZEN) ||
         !ctr_mode_enabled(env, env->priv, env->virt_enabled)) {
-        return 0;
+        return;
     }
     ctl = ctr_control(env, env->priv, env->virt_enabled);
-    types = ctr_recorded_types(ctl);
-    return RISCV_CS_BASE_CTR |
-           (ctl & XCTRCTL_RASEMU ? RISCV_CS_BASE_CTR_RASEMU : 0) |
-           deposit64(0, RISCV_CS_BASE_CTR_DEPTH_SHIFT, 3,
-                     get_field(env->sctrdepth, SCTRDEPTH_MASK)) |
-           deposit64(0, RISCV_CS_BASE_CTR_TYPES_SHIFT, 16, types);
+    env->ctr_types = ctr_recorded_types(ctl);
+    env->ctr_cs_base = RISCV_CS_BASE_CTR |
+        (ctl & XCTRCTL_RASEMU ? RISCV_CS_BASE_CTR_RASEMU : 0) |
+        (env->ctr_types & BIT(CTRDATA_TYPE_NONTAKEN_BRANCH) ?
+         RISCV_CS_BASE_CTR_NTBR : 0) |
+        ((env->ctr_types & CTR_INLINE_TYPES) == CTR_INLINE_TYPES ?
+         RISCV_CS_BASE_CTR_ALL_TYPES : 0) |
+        deposit64(0, RISCV_CS_BASE_CTR_DEPTH_SHIFT, 3,
+                  get_field(env->sctrdepth, SCTRDEPTH_MASK));
 }
 
 /*
  * Cycle counting (draft 5.3, ratified 6.3).  A cycle is a retired
  * instruction, as mcycle counts with -icount shift=0: translated code
- * adds each TB's length to env->ctr_insns while the TB's mode may record,
- * so only qualified cycles (an enabled mode, not frozen) are counted.
- * A record keeps the count since the previous record in ctr_cc_delta,
- * tagged CTR_CC_HW; the CC field is encoded when ctrdata is read.
- * ctr_cc_last is "poisoned" (bit 63 flipped) when the next record's
- * count may be wrong: that record then reads with CCV=0.
+ * adds each TB's length to env->ctr_cycles while the TB's mode may
+ * record, so only qualified cycles (an enabled mode, not frozen) are
+ * counted.  A record takes the count since the previous record into
+ * ctr_cc_delta, restarts it from 0 and sets CTR_DATA_HW in ctr_data; the
+ * CC field is encoded when ctrdata is read.  (The tag is in ctr_data
+ * because translated code stores that word as a constant anyway.)
+ * The count is "poisoned" (bit 63 set) when the next record's count may
+ * be wrong: that record then reads with CCV=0.
  */
 static uint64_t ctr_cc_take(CPURISCVState *env)
 {
-    uint64_t delta = env->ctr_insns - env->ctr_cc_last;
+    uint64_t delta = env->ctr_cycles;
 
-    env->ctr_cc_last = env->ctr_insns;
-    return delta | CTR_CC_HW;
+    env->ctr_cycles = 0;
+    return delta;
 }
 
 static void ctr_cycles_invalidate(CPURISCVState *env)
 {
-    env->ctr_cc_last = env->ctr_insns ^ CTR_CC_POISON;
+    env->ctr_cycles |= CTR_CC_POISON;
 }
 
 /* CC field: CCE = 0 below 4096 cycles, else the MSB index minus 11. */
@@ -137,23 +153,26 @@ static uint64_t ctr_data_read(CPURISCVState *env, unsigned slot)
     uint64_t data = env->ctr_data[slot];
     uint64_t cc = env->ctr_cc_delta[slot];
 
-    if (!(cc & CTR_CC_HW)) {
+    if (!(data & CTR_DATA_HW)) {
         return data;
     }
-    data &= ~(uint64_t)(CTRDATA_CCV | CTRDATA_CCM_MASK | CTRDATA_CCE_MASK);
-    data |= (uint64_t)ctr_cc_encode(cc & ~(CTR_CC_HW | CTR_CC_POISON)) << 16;
+    data &= ~(CTR_DATA_HW | CTRDATA_CCV | CTRDATA_CCM_MASK |
+              CTRDATA_CCE_MASK);
+    data |= (uint64_t)ctr_cc_encode(cc & ~CTR_CC_POISON) << 16;
     return cc & CTR_CC_POISON ? data : data | CTRDATA_CCV;
 }
 
 void riscv_ctr_control_written(CPURISCVState *env)
 {
     ctr_cycles_invalidate(env);
+    riscv_ctr_update_tb_state(env);
 }
 
 static void ctr_freeze(CPURISCVState *env)
 {
     env->sctrstatus |= SCTRSTATUS_FROZEN;
     ctr_cycles_invalidate(env);
+    riscv_ctr_update_tb_state(env);
 }
 
 static void ctr_set_wrptr(CPURISCVState *env, unsigned wrptr)
@@ -233,7 +252,7 @@ static void ctr_write(CPURISCVState *env, unsigned slot, target_ulong src,
 {
     env->ctr_src[slot] = src | CTRSOURCE_VALID;
     env->ctr_dst[slot] = dst & ~(target_ulong)CTRTARGET_MISP;
-    env->ctr_data[slot] = type;
+    env->ctr_data[slot] = type | CTR_DATA_HW;
     env->ctr_cc_delta[slot] = ctr_cc_take(env);
 }
 
@@ -384,6 +403,7 @@ void riscv_ctr_reset(CPURISCVState *env)
     env->vsctrctl = 0;
     env->sctrstatus = 0;
     ctr_cycles_invalidate(env);
+    riscv_ctr_update_tb_state(env);
 }
 
 uint64_t riscv_ctr_stateen_bits(CPURISCVState *env)
@@ -712,5 +732,6 @@ RISCVException ctr_v0_rmw_status(CPURISCVState *env, int csrno,
     if (new & V0_STATUS_FROZEN) {
         ctr_cycles_invalidate(env);
     }
+    riscv_ctr_update_tb_state(env);
     return RISCV_EXCP_NONE;
 }

@@ -36,16 +36,24 @@
 
 /*
  * TranslationBlock cs_base bits (riscv_ctr_cs_base): the current mode may
- * record transfers, RASEMU, sctrdepth's code and, at bit 16 + type,
- * which transfer types pass the filter.
+ * record transfers, RASEMU, not-taken branches are recorded, every other
+ * type translated code records passes the filter (else that code tests
+ * env->ctr_types), and sctrdepth's code.  Few bits, so that a guest
+ * rewriting its filter does not get its code retranslated for every
+ * value it writes.
  */
 #define RISCV_CS_BASE_CTR               BIT_ULL(0)
 #define RISCV_CS_BASE_CTR_RASEMU        BIT_ULL(1)
+#define RISCV_CS_BASE_CTR_NTBR          BIT_ULL(2)
+#define RISCV_CS_BASE_CTR_ALL_TYPES     BIT_ULL(3)
 #define RISCV_CS_BASE_CTR_DEPTH_SHIFT   4
-#define RISCV_CS_BASE_CTR_TYPES_SHIFT   16
 
-/* env->ctr_cc_delta tags (see ctr.c, cycle counting). */
-#define CTR_CC_HW           BIT_ULL(62)
+/*
+ * Cycle counting (see ctr.c): a recorded entry's ctr_data has CTR_DATA_HW
+ * (a bit ctrdata reserves, never read or written by software), and its
+ * ctr_cc_delta may be tagged CTR_CC_POISON.
+ */
+#define CTR_DATA_HW         BIT_ULL(63)
 #define CTR_CC_POISON       BIT_ULL(63)
 
 static inline bool riscv_ctr_present(const RISCVCPUConfig *cfg)
@@ -63,7 +71,18 @@ static inline bool riscv_ctr_rasemu_type(CTRType type)
 }
 
 #ifndef CONFIG_USER_ONLY
-uint64_t riscv_ctr_cs_base(CPURISCVState *env);
+/*
+ * The CTR bits of a TB's cs_base for the current state, kept in env so
+ * that a TB lookup only loads them: riscv_ctr_update_tb_state() must run
+ * after anything they depend on changes (control, depth, FROZEN, the
+ * privilege mode or V, a reset, an incoming migration).
+ */
+static inline uint64_t riscv_ctr_cs_base(CPURISCVState *env)
+{
+    return env->ctr_cs_base;
+}
+
+void riscv_ctr_update_tb_state(CPURISCVState *env);
 void riscv_ctr_add_entry(CPURISCVState *env, target_ulong src,
                          target_ulong dst, CTRType type,
                          target_ulong src_priv, bool src_virt);

@@ -2,22 +2,65 @@
 # Run one bare-metal guest test on the virt machine; the exit status of
 # QEMU (the virt test finisher) is the verdict.
 #
-#   run-guest.sh QEMU ELF CPU [--expect-fail TEXT] [-- QEMU-ARGS...]
+#   run-guest.sh QEMU ELF CPU [--expect-fail TEXT] [--migrate-after S]
+#                [-- QEMU-ARGS...]
 #
 # --expect-fail inverts it: the guest must fail and print TEXT, which is how
 # the suite checks that a failing check fails the run and is named.
+# --migrate-after S: S seconds into the run the VM migrates to a second
+# QEMU (through a file), which finishes it; the guest must still be
+# running when it migrates.
 set -u
 qemu=$1 elf=$2 cpu=$3
 shift 3
 expect=
-if [ "${1:-}" = --expect-fail ]; then
-    expect=$2
-    shift 2
-fi
-[ "${1:-}" = -- ] && shift
+migrate=
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --expect-fail) expect=$2; shift 2 ;;
+    --migrate-after) migrate=$2; shift 2 ;;
+    --) shift; break ;;
+    *) break ;;
+    esac
+done
 
-out=$("$qemu" -M virt -bios none -display none -monitor none -serial stdio \
-      -cpu "$cpu" -kernel "$elf" "$@" 2>&1)
+run_qemu() {
+    "$qemu" -M virt -bios none -display none -cpu "$cpu" -kernel "$elf" \
+        "$@" 2>&1
+}
+
+# The guest's serial output on the source, then on the destination.
+run_migrated() {
+    local dir monitor
+    dir=$(mktemp -d) || exit 1
+    monitor=$({ sleep "$migrate"
+                printf 'migrate "exec:cat > %s/vm.state"\n' "$dir"
+                printf 'info status\nquit\n'; } |
+              run_qemu -monitor stdio -serial "file:$dir/serial" "$@")
+    cat "$dir/serial"
+    case "$monitor" in
+    *postmigrate*) ;;
+    *) printf 'run-guest: the source did not migrate:\n%s\n' "$monitor"
+       rm -rf "$dir"; return 1 ;;
+    esac
+    if grep -q '^PASS\|^FAIL' "$dir/serial"; then
+        echo "run-guest: the guest ended before the migration"
+        rm -rf "$dir"
+        return 1
+    fi
+    echo "run-guest: migrated after $migrate s"
+    run_qemu -monitor none -serial stdio -incoming "exec:cat $dir/vm.state" \
+        "$@"
+    local status=$?
+    rm -rf "$dir"
+    return $status
+}
+
+if [ -n "$migrate" ]; then
+    out=$(run_migrated "$@")
+else
+    out=$(run_qemu -monitor none -serial stdio "$@")
+fi
 status=$?
 printf '%s\n' "$out"
 if [ -z "$expect" ]; then

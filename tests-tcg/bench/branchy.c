@@ -8,9 +8,13 @@
  *   record=draft     mctrcontrol (v0.1.4 draft): M mode, every type
  *   record=ratified  mctrctl (Smctr 1.0): M mode, every type
  *   iters=N          loop iterations (default 1000)
+ *   rewrite=K        every K iterations, write the control register with
+ *                    another type filter (mscratch with record=none):
+ *                    the cost of a guest that reprograms CTR often
  *
  * It prints the loop's duration in mtime ticks and checks its result
- * and, when recording, that CTR recorded the loop's last transfers.
+ * and, when recording, that CTR recorded the transfers made right after
+ * the loop (so also after a migration during it: tests-tcg/meson.build).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -35,11 +39,11 @@ static unsigned long __attribute__((noinline)) twist(unsigned long x)
 
 static unsigned long (*volatile const ops[2])(unsigned long) = { mix, twist };
 
-static unsigned long __attribute__((noinline)) kernel(unsigned long iters)
+/* Iterations from..to-1 of the loop, from acc. */
+static unsigned long __attribute__((noinline))
+kernel(unsigned long acc, unsigned long from, unsigned long to)
 {
-    unsigned long acc = 1;
-
-    for (unsigned long i = 0; i < iters; i++) {
+    for (unsigned long i = from; i < to; i++) {
         acc += (i & 1) ? mix(acc) : ops[(acc >> 2) & 1](acc);
         if (acc & 4) {
             acc++;
@@ -76,32 +80,91 @@ static unsigned long reference(unsigned long iters)
     return acc;
 }
 
+/* Called right after the loop: CTR must have recorded this call. */
+static void __attribute__((noinline)) after_loop(void)
+{
+    asm volatile("" ::: "memory");
+}
+
+enum { RECORD_NONE, RECORD_DRAFT, RECORD_RATIFIED };
+
+/* M mode, every type (NTBREN, bit 36, on) with the inhibits of filter. */
+static void write_control(int record, unsigned long filter)
+{
+    unsigned long value = (1ULL << 36) | filter << 32;
+
+    switch (record) {
+    case RECORD_DRAFT:
+        csr_write(CSR_MCTRCONTROL, value | 1);
+        break;
+    case RECORD_RATIFIED:
+        csr_write(CSR_MCTRCTL, value | 1 << 2);
+        break;
+    default:
+        csr_write(mscratch, value);
+        break;
+    }
+}
+
+/*
+ * The loop, with the control register rewritten every `every` iterations
+ * (0: never), each time with another filter of the types 5 and 8..15.
+ */
+static unsigned long run(int record, unsigned long iters,
+                         unsigned long every)
+{
+    unsigned long acc = 1, i = 0, n = 0;
+
+    while (i < iters) {
+        unsigned long to = every && iters - i > every ? i + every : iters;
+
+        if (every) {
+            n = n * 0x9e37 + 1;
+            write_control(record, (n & 0xff20) & ~(1UL << 4));
+        }
+        acc = kernel(acc, i, to);
+        i = to;
+    }
+    return acc;
+}
+
 int main(void)
 {
-    unsigned long iters, acc;
-    unsigned select = 0, ireg = 0;
+    unsigned long iters, every, acc, ctl = 0;
+    unsigned select = 0, ireg = 0, ireg2 = 0;
+    int record = RECORD_NONE;
     uint64_t t0, t1;
 
     iters = rv_arg_value("iters=", 1000);
+    every = rv_arg_value("rewrite=", 0);
 
     if (rv_arg_is("record=", "draft")) {
-        /* M, and every type: NTBREN (bit 36) on, no inhibit bit set. */
-        csr_write(CSR_MCTRCONTROL, 1UL | (1ULL << 36));
+        record = RECORD_DRAFT;
+        ctl = CSR_MCTRCONTROL;
         select = CSR_MISELECT;
         ireg = CSR_MIREG;
+        ireg2 = CSR_MIREG + 1;
     } else if (rv_arg_is("record=", "ratified")) {
-        csr_write(CSR_MCTRCTL, (1UL << 2) | (1ULL << 36));
+        record = RECORD_RATIFIED;
+        ctl = CSR_MCTRCTL;
         select = CSR_SISELECT;
         ireg = CSR_SIREG;
+        ireg2 = CSR_SIREG + 1;
+    }
+    if (record != RECORD_NONE) {
+        write_control(record, 0);
     }
 
     t0 = rv_mtime();
-    acc = kernel(iters);
+    acc = run(record, iters, every);
     t1 = rv_mtime();
 
-    if (select) {
-        rv_csr_write_num(select == CSR_MISELECT ? CSR_MCTRCONTROL :
-                                                  CSR_MCTRCTL, 0);
+    if (record != RECORD_NONE) {
+        if (every) {
+            write_control(record, 0);
+        }
+        after_loop();
+        rv_csr_write_num(ctl, 0);
     }
     rv_printf("branchy: %lu iterations, %lu ticks\n", iters,
               (unsigned long)(t1 - t0));
@@ -109,9 +172,16 @@ int main(void)
     rv_rule("the loop computes its reference result");
     CHECK_EQ(acc, reference(iters));
     if (select) {
-        rv_rule("CTR recorded the loop (entry 0 valid)");
-        rv_csr_write_num(select, 0x200);
-        CHECK(rv_csr_read_num(ireg) & 1);
+        /* among the newest entries (then rv_csr_write_num() was called) */
+        bool found = false;
+
+        rv_rule("CTR recorded the call made after the loop");
+        for (unsigned e = 0; e < 4; e++) {
+            rv_csr_write_num(select, 0x200 + e);
+            found |= (rv_csr_read_num(ireg) & 1) &&
+                     rv_csr_read_num(ireg2) == (unsigned long)after_loop;
+        }
+        CHECK(found);
     }
     return 0;
 }
