@@ -966,11 +966,17 @@ static void te_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
     if (addr == TE_CONTROL) {
         te_write_control(te, val);
     } else if (!(te->control & TR_CONTROL_ACTIVE)) {
-        return;
+        qemu_log_mask(LOG_GUEST_ERROR, "riscv-trace-encoder: hart %d: write "
+                      "to 0x%" HWADDR_PRIx " while not Active, ignored\n",
+                      te->cpu->cpu_index, addr);
     } else if (addr == TE_INST_FEATURES) {
         te->inst_features = te_legal_features(val);
     } else if (etrace_filter_is_reg(addr)) {
         te_write_filter(te, addr, val);
+    } else {
+        qemu_log_mask(LOG_GUEST_ERROR, "riscv-trace-encoder: hart %d: write "
+                      "to read-only or unimplemented register 0x%"
+                      HWADDR_PRIx ", ignored\n", te->cpu->cpu_index, addr);
     }
 }
 
@@ -990,6 +996,7 @@ static void te_reset(DeviceState *dev)
 {
     RISCVTraceEncoderState *te = RISCV_TRACE_ENCODER(dev);
 
+    trace_riscv_trace_encoder_reset(te->cpu->cpu_index, te->trace_from_reset);
     te_write_control(te, 0);
     if (te->trace_from_reset) {
         te_write_control(te, TR_CONTROL_ACTIVE);

@@ -13,6 +13,7 @@
  */
 #include "qemu/osdep.h"
 #include "qapi/error.h"
+#include "qemu/log.h"
 #include "qemu/module.h"
 #include "hw/sysbus.h"
 #include "hw/qdev-properties.h"
@@ -62,14 +63,18 @@ static void pib_flush(RISCVTraceSink *sink)
 static uint64_t pib_read(void *opaque, hwaddr addr, unsigned size)
 {
     RISCVTracePibSinkState *s = opaque;
+    uint64_t val = 0;
 
     switch (addr) {
     case PIB_CONTROL:
-        return s->control | TR_CONTROL_EMPTY;
+        val = s->control | TR_CONTROL_EMPTY;
+        break;
     case PIB_IMPL:
-        return TR_IMPL_VER(1, 0) | TR_COMP_PIB_SINK << TR_IMPL_TYPE_SHIFT;
+        val = TR_IMPL_VER(1, 0) | TR_COMP_PIB_SINK << TR_IMPL_TYPE_SHIFT;
+        break;
     }
-    return 0;
+    trace_riscv_trace_pibsink_read(addr, val);
+    return val;
 }
 
 static void pib_mmio_write(void *opaque, hwaddr addr, uint64_t val,
@@ -77,7 +82,11 @@ static void pib_mmio_write(void *opaque, hwaddr addr, uint64_t val,
 {
     RISCVTracePibSinkState *s = opaque;
 
+    trace_riscv_trace_pibsink_mmio_write(addr, val);
     if (addr != PIB_CONTROL) {
+        qemu_log_mask(LOG_GUEST_ERROR, "riscv-trace-pibsink: write to "
+                      "read-only or unimplemented register 0x%" HWADDR_PRIx
+                      ", ignored\n", addr);
         return;
     }
     if (!(val & TR_CONTROL_ACTIVE)) {
@@ -103,6 +112,7 @@ static void pib_reset(DeviceState *dev)
 {
     RISCVTracePibSinkState *s = RISCV_TRACE_PIBSINK(dev);
 
+    trace_riscv_trace_pibsink_reset();
     s->control = s->start_enabled ? TR_CONTROL_ACTIVE | TR_CONTROL_ENABLE : 0;
 }
 

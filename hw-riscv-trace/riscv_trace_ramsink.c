@@ -308,6 +308,9 @@ static void ram_mmio_write(void *opaque, hwaddr addr, uint64_t val,
     /* Pointers are writable while Active and not Enabled. */
     if ((s->control & (TR_CONTROL_ACTIVE | TR_CONTROL_ENABLE)) !=
         TR_CONTROL_ACTIVE) {
+        qemu_log_mask(LOG_GUEST_ERROR, "riscv-trace-ramsink: write to 0x%"
+                      HWADDR_PRIx " while not Active or while Enabled, "
+                      "ignored\n", addr);
         return;
     }
     switch (addr) {
@@ -328,6 +331,11 @@ static void ram_mmio_write(void *opaque, hwaddr addr, uint64_t val,
     case RAM_RP_HIGH:
         s->rp = MIN(ram_set_half(s->rp, addr, val), s->sram_size - 4);
         break;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR, "riscv-trace-ramsink: write to "
+                      "read-only or unimplemented register 0x%" HWADDR_PRIx
+                      ", ignored\n", addr);
+        break;
     }
 }
 
@@ -347,6 +355,7 @@ static void ram_reset(DeviceState *dev)
 {
     RISCVTraceRamSinkState *s = RISCV_TRACE_RAMSINK(dev);
 
+    trace_riscv_trace_ramsink_reset();
     s->control = 0;
     s->start = s->wp = s->rp = 0;
     s->limit = s->sram_size - 4;    /* SRAM: the whole buffer */

@@ -724,6 +724,56 @@ static void test_fuzz_registers(void)
     qtest_quit(qts);
 }
 
+/* Whether QEMU's log holds text (a guest error it reported). */
+static bool log_has(const char *log, const char *text)
+{
+    g_autofree char *contents = NULL;
+
+    g_assert_true(g_file_get_contents(log, &contents, NULL, NULL));
+    return strstr(contents, text) != NULL;
+}
+
+/*
+ * Every write a device ignores is reported with -d guest_errors: to a
+ * read-only register, to an inactive component, to the RAM sink's
+ * pointers while it is enabled.
+ */
+static void test_guest_errors(void)
+{
+    g_autofree char *log = NULL;
+    int fd = g_file_open_tmp("riscv-trace-test-XXXXXX.log", &log, NULL);
+    QTestState *qts;
+
+    g_assert_cmpint(fd, >=, 0);
+    close(fd);
+    qts = qtest_initf("-machine virt,rvtrace=on,rvtrace-chardev=tr "
+                      "-chardev null,id=tr -bios none "
+                      "-d guest_errors -D %s", log);
+    /* with a chardev the encoder traces from reset: make it inactive */
+    wr(qts, ENC(0), CONTROL, 0);
+    wr(qts, ENC(0), INST_FEATURES, 1);
+    wr(qts, ENC(0), CONTROL, ACTIVE);
+    wr(qts, ENC(0), IMPL, 0);
+    wr(qts, PIB, IMPL, 0);
+    wr(qts, SINK(0), CONTROL, ACTIVE);
+    wr(qts, SINK(0), DATA, 0);
+    wr(qts, SINK(0), CONTROL, ACTIVE | ENABLE);
+    wr(qts, SINK(0), START_LOW, 0x1000);
+    qtest_quit(qts);
+
+    g_assert_true(log_has(log, "riscv-trace-encoder: hart 0: write to 0x8 "
+                          "while not Active"));
+    g_assert_true(log_has(log, "riscv-trace-encoder: hart 0: write to "
+                          "read-only or unimplemented register 0x4"));
+    g_assert_true(log_has(log, "riscv-trace-pibsink: write to read-only or "
+                          "unimplemented register 0x4"));
+    g_assert_true(log_has(log, "riscv-trace-ramsink: write to 0x10 while "
+                          "not Active or while Enabled"));
+    g_assert_true(log_has(log, "riscv-trace-ramsink: write to read-only or "
+                          "unimplemented register 0x40"));
+    unlink(log);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -744,5 +794,6 @@ int main(int argc, char **argv)
     qtest_add_func("/riscv/trace/encoder/src-id-without-bits",
                    test_src_id_without_bits);
     qtest_add_func("/riscv/trace/fuzz-registers", test_fuzz_registers);
+    qtest_add_func("/riscv/trace/guest-errors", test_guest_errors);
     return g_test_run();
 }
