@@ -43,12 +43,12 @@
 #include "qemu/osdep.h"
 #include "target/riscv/insn_class.h"
 #include "etrace.h"
+#include "etrace-model.h"
 
 #define MAX_MAP_BRANCHES    31
 #define CTYPE_IMPRECISE     1
 #define CTYPE_PRECISE       2
 #define CTYPE_ASYNC         3
-#define BPRED_INIT          1       /* 01: predict not taken (3.2.6) */
 
 /* Why an address is reported (decides notify, updiscon, irreport). */
 typedef enum Reason {
@@ -137,22 +137,17 @@ struct ETraceEncoder {
      */
     ETraceBlock pending;
 
-    bool ras_on;            /* o.implicit_return is the return stack */
     bool ret_since_call;
     bool cur_mispredicted;
     bool prev_updiscon;
     bool prev_ret_miss;     /* return stack misprediction to report */
     bool prev_exact;        /* a packet pinned the previous instruction */
-    uint8_t lsb;            /* p.iaddress_lsb_p */
     uint8_t ctype_mask;     /* 3 with context_width_p, else 0 */
     uint8_t priv_mask;      /* privilege_width_p bits, at most 3 */
-    unsigned depth;         /* stack entries or call count */
-    unsigned depth_max;
-    unsigned ras_top;
-    unsigned ras_mask;      /* 2^return_stack_size_p - 1 */
-    uint64_t *ras;          /* return addresses, 2^return_stack_size_p */
+    ETraceCallStack calls;  /* return addresses with the return stack */
+    uint64_t *ras;          /* its entries, 2^return_stack_size_p */
     uint8_t *bpred;         /* 2-bit counters, 2^bpred_size_p */
-    unsigned bpred_mask;    /* 2^bpred_size_p - 1 */
+    uint32_t bpred_mask;    /* etrace_table_mask(bpred_size_p) */
     uint64_t pbc;           /* leading correctly predicted branches */
     uint64_t addr_mask;
 
@@ -161,7 +156,7 @@ struct ETraceEncoder {
     uint64_t prev_context;
     uint64_t *jtc;          /* jump targets, 2^cache_size_p */
     uint8_t *jtc_valid;
-    unsigned jtc_mask;      /* 2^cache_size_p - 1 */
+    uint32_t jtc_mask;      /* etrace_table_mask(cache_size_p) */
     bool fast_ok;           /* the state allows the fast paths */
     bool enabled;
     bool fast_allowed;      /* etrace_encoder_set_fast_paths() */
@@ -211,22 +206,6 @@ static bool is_updiscon_itype(unsigned itype)
            itype == RISCV_ITYPE_COROUTINE_SWAP ||
            itype == RISCV_ITYPE_RETURN ||
            itype == RISCV_ITYPE_OTHER_UNINFERABLE_JUMP;
-}
-
-/* Index of a table of mask + 1 entries (3.2.6, 3.2.7). */
-static unsigned table_index(const ETraceEncoder *e, uint64_t addr,
-                            unsigned mask)
-{
-    return (addr >> e->lsb) & mask;
-}
-
-/* 3.2.6: MSB = prediction, LSB = last outcome; two misses flip it. */
-static uint8_t bpred_next(uint8_t state, bool taken)
-{
-    /* by state << 1 | taken */
-    static const uint8_t next[8] = { 0, 1, 0, 3, 0, 3, 2, 3 };
-
-    return next[(state & 3) << 1 | taken];
 }
 
 /* The action table for the current options (see ACT_BRANCH). */
@@ -368,7 +347,7 @@ static void emit_f01(ETraceEncoder *e, unsigned index, bool irreport)
         send_lost(e);
     }
     n = etrace_packet_pack_f01(&e->packer, &e->o, index, e->branches,
-                               e->branch_map, irreport, e->depth, buf);
+                               e->branch_map, irreport, e->calls.depth, buf);
     if (n) {
         emit_bytes(e, 0, false, buf, n);
     }
@@ -390,7 +369,7 @@ static inline void emit_f12(ETraceEncoder *e, unsigned format,
     }
     n = etrace_packet_pack_f12(&e->packer, format, branches, e->branch_map,
                                address, notify, updiscon, irreport,
-                               e->depth, buf);
+                               e->calls.depth, buf);
     emit_bytes(e, format, false, buf, n);
 }
 
@@ -406,12 +385,12 @@ static void sync_reset(ETraceEncoder *e)
 {
     clear_branches(e);
     if (e->bpred) {
-        memset(e->bpred, BPRED_INIT, 1u << e->p.bpred_size_p);
+        memset(e->bpred, ETRACE_BPRED_INIT, 1u << e->p.bpred_size_p);
     }
     if (e->jtc_valid) {
         memset(e->jtc_valid, 0, 1u << e->p.cache_size_p);
     }
-    e->depth = 0;
+    e->calls.depth = 0;
     e->ret_since_call = false;
     e->branch_since_ret = false;
     e->resync_start = *e->resync_units;
@@ -499,7 +478,7 @@ static bool ir_report(const ETraceEncoder *e, Reason why, bool final)
         return false;
     }
     if (e->prev_implicit_ret) {
-        return e->depth != 0;
+        return e->calls.depth != 0;
     }
     return e->ret_since_call && !e->branch_since_ret;
 }
@@ -507,7 +486,7 @@ static bool ir_report(const ETraceEncoder *e, Reason why, bool final)
 /* A jump target cache hit for an uninferable target; updates the cache. */
 static bool jtc_lookup(ETraceEncoder *e, uint64_t addr, unsigned *index)
 {
-    unsigned i = table_index(e, addr, e->jtc_mask);
+    unsigned i = etrace_table_index(&e->p, e->jtc_mask, addr);
     bool hit = e->jtc_valid[i] && e->jtc[i] == addr;
 
     e->jtc[i] = addr;
@@ -547,7 +526,7 @@ void send_report(ETraceEncoder *e, uint64_t addr, bool notify,
         k.address = reported_address(e, addr);
     }
     etrace_packet_set_flags(&e->p, &k, notify, updiscon, irreport,
-                            e->depth);
+                            e->calls.depth);
     emit_packet(e, &k);
 }
 
@@ -635,15 +614,15 @@ static void send_context(ETraceEncoder *e, const Insn *c)
 static inline void predict_branch(ETraceEncoder *e, bool taken,
                                   uint64_t addr)
 {
-    unsigned i = table_index(e, addr, e->bpred_mask);
+    unsigned i = etrace_table_index(&e->p, e->bpred_mask, addr);
     uint8_t state = e->bpred[i];
-    bool hit = (state >> 1) == taken;
+    bool hit = etrace_bpred_taken(state) == taken;
 
     if (hit && e->pbc == e->branches) {
         e->pbc++;
     }
     e->cur_mispredicted = !hit;
-    e->bpred[i] = bpred_next(state, taken);
+    e->bpred[i] = etrace_bpred_next(state, taken);
 }
 
 /* A branch at addr joins the pending branches. */
@@ -659,33 +638,17 @@ static inline void add_branch(ETraceEncoder *e, bool taken, uint64_t addr)
     e->branch_since_ret = true;
 }
 
-static void ras_push(ETraceEncoder *e, uint64_t addr)
-{
-    if (e->ras_on) {
-        e->ras[e->ras_top] = addr;
-        e->ras_top = (e->ras_top + 1) & e->ras_mask;
-    }
-    if (e->depth < e->depth_max) {
-        e->depth++;
-    }
-}
-
-static void ras_pop(ETraceEncoder *e)
-{
-    e->ras_top = (e->ras_top - 1) & e->ras_mask;
-    e->depth--;
-}
-
 /* A return goes where the counter or the stack predicts (3.2.5). */
 static bool return_predicted(const ETraceEncoder *e, bool next_traced,
                              uint64_t next_addr)
 {
-    if (e->depth == 0) {
+    if (e->calls.depth == 0) {
         return false;
     }
-    if (e->ras_on) {
+    if (e->calls.entry) {
         return next_traced &&
-               e->ras[(e->ras_top - 1) & e->ras_mask] == next_addr;
+               etrace_callstack_at(&e->calls, e->calls.depth - 1) ==
+               next_addr;
     }
     return true;
 }
@@ -739,18 +702,18 @@ static inline void after_insn(ETraceEncoder *e, unsigned act,
     e->prev_ret_miss = false;
     e->prev_implicit_ret = false;
     if (act & ACT_PUSH) {
-        ras_push(e, return_addr);
+        etrace_callstack_push(&e->calls, return_addr);
         e->ret_since_call = false;
     } else if (act & ACT_RETURN) {
         if (return_predicted(e, next_traced, next_addr)) {
-            ras_pop(e);
+            etrace_callstack_pop(&e->calls);
             e->prev_implicit_ret = true;
             e->ret_since_call = true;
             e->branch_since_ret = false;
         } else {
             /* the stack predicted elsewhere: report with the depth */
             updiscon = true;
-            e->prev_ret_miss = e->depth && next_traced;
+            e->prev_ret_miss = e->calls.depth && next_traced;
         }
     }
     e->prev_updiscon = updiscon;
@@ -1218,13 +1181,13 @@ QuietOutcome quiet_step(ETraceEncoder *e, unsigned act, uint64_t next,
             return QUIET_MAP;
         }
     } else if (act & ACT_PUSH) {
-        ras_push(e, pending_end(e));
+        etrace_callstack_push(&e->calls, pending_end(e));
         e->ret_since_call = false;
     } else if (act & ACT_RETURN) {
         if (!return_predicted(e, true, next & e->addr_mask)) {
             return QUIET_REPORT;    /* an updiscon after all */
         }
-        ras_pop(e);
+        etrace_callstack_pop(&e->calls);
         e->ret_since_call = true;
         e->branch_since_ret = false;
         /* unless b's first instruction comes after the return */
@@ -1380,10 +1343,8 @@ ETraceEncoder *etrace_encoder_new(const ETraceParams *p,
     e->addr_mask = addr_mask_of(p);
     e->ctype_mask = p->context_width_p ? 3 : 0;
     e->priv_mask = priv_mask_of(p);
-    e->lsb = p->iaddress_lsb_p;
-    e->ras_mask = (1u << p->return_stack_size_p) - 1;
-    e->bpred_mask = (1u << p->bpred_size_p) - 1;
-    e->jtc_mask = (1u << p->cache_size_p) - 1;
+    e->bpred_mask = etrace_table_mask(p->bpred_size_p);
+    e->jtc_mask = etrace_table_mask(p->cache_size_p);
     e->fast_allowed = true;
     e->resync_units = &no_units;
     etrace_packer_init(&e->packer, p);
@@ -1438,12 +1399,13 @@ void etrace_encoder_start(ETraceEncoder *e, const ETraceOptions *o)
     e->o.sync_mode = o->sync_mode & 3;
     e->o.sync_max = sync_max;
     e->resync_max = UINT64_C(1) << (sync_max + 4);
-    e->depth_max = e->o.implicit_return == ETRACE_IR_RETURN_STACK ?
-                   1u << e->p.return_stack_size_p :
-                   (1u << e->p.call_counter_size_p) - 1;
+    etrace_callstack_reset(&e->calls,
+                           e->o.implicit_return == ETRACE_IR_RETURN_STACK ?
+                           e->ras : NULL,
+                           (1u << e->p.return_stack_size_p) - 1,
+                           etrace_callstack_max(&e->p, e->o.implicit_return));
     set_actions(e);
     e->bpred_on = e->o.branch_prediction;
-    e->ras_on = e->o.implicit_return == ETRACE_IR_RETURN_STACK;
     e->resync_units = e->o.sync_mode == ETRACE_SYNC_PACKETS ? &e->te_insts :
                       e->o.sync_mode == ETRACE_SYNC_CYCLES ?
                       &e->instructions :

@@ -559,21 +559,8 @@ void etrace_encoder_stats(const ETraceEncoder *e, ETraceStats *s);
 void etrace_encoder_set_fast_paths(ETraceEncoder *e, bool on);
 
 /*
- * ------------------------------------------------------- shared helpers
- *
- * State that encoder and decoder must keep identically (implemented in
- * etrace-decoder.c).  Both tables are indexed by address bits
- * [size:iaddress_lsb_p] (3.2.6, 3.2.7).
+ * The branch predictor, jump target cache and call stack the encoder and
+ * decoder keep identically: etrace-model.h.
  */
-uint32_t etrace_bpred_index(const ETraceParams *p, uint64_t addr);
-uint32_t etrace_jtc_index(const ETraceParams *p, uint64_t addr);
-/*
- * Entries of the implicit-return stack (mode RETURN_STACK:
- * 2^return_stack_size_p) or the largest call count (CALL_COUNTER:
- * 2^call_counter_size_p - 1, the largest irdepth value of that width).
- * A call when full drops the oldest entry; calls are itype 8 and 9, the
- * returns that may be implicit itype 13.
- */
-uint32_t etrace_irstack_max(const ETraceParams *p, ETraceIRMode mode);
 
 #endif /* RISCV_ETRACE_H */

@@ -12,6 +12,7 @@
 #include "qemu/osdep.h"
 #include <glib.h>
 #include "etrace-decoder.h"
+#include "etrace-model.h"
 
 #define BASE    0x80000000ull
 

@@ -16,6 +16,7 @@
 #include "qemu/osdep.h"
 #include "target/riscv/insn_class.h"
 #include "etrace-decoder.h"
+#include "etrace-model.h"
 
 /* Decoded instructions, cached per address (direct mapped). */
 #define ICACHE_BITS         13
@@ -124,10 +125,9 @@ struct ETraceDecoder {
     bool inferred;
     Target inferred_target;
 
-    /* implicit return: circular stack of return addresses */
-    uint64_t *irstack;
-    uint32_t irmax, irbase, irdepth;
-    uint32_t irmask;        /* storage: a power of two >= irmax entries */
+    /* implicit return: the call stack and its storage */
+    ETraceCallStack calls;
+    uint64_t *irstack;      /* max(2^return_stack_size_p, 2^ccs) entries */
     /* branch predictor (3.2.6) and jump target cache (3.2.7) */
     uint8_t *bpred;
     uint32_t bpred_mask;
@@ -191,31 +191,6 @@ static bool error(ETraceDecoder *d, const char *msg)
     d->synced = false;
     d->inferred = false;
     return false;
-}
-
-/* ------------------------------------------------- shared index helpers */
-
-uint32_t etrace_bpred_index(const ETraceParams *p, uint64_t addr)
-{
-    return (addr >> p->iaddress_lsb_p) & ((1u << p->bpred_size_p) - 1);
-}
-
-uint32_t etrace_jtc_index(const ETraceParams *p, uint64_t addr)
-{
-    return (addr >> p->iaddress_lsb_p) & ((1u << p->cache_size_p) - 1);
-}
-
-uint32_t etrace_irstack_max(const ETraceParams *p, ETraceIRMode mode)
-{
-    switch (mode) {
-    case ETRACE_IR_RETURN_STACK:
-        return p->return_stack_size_p ? 1u << p->return_stack_size_p : 0;
-    case ETRACE_IR_CALL_COUNTER:
-        return p->call_counter_size_p ?
-               (1u << p->call_counter_size_p) - 1 : 0;
-    default:
-        return 0;
-    }
 }
 
 /* --------------------------------------------------------- instructions */
@@ -344,40 +319,19 @@ static void emit(ETraceDecoder *d)
 
 /* ---------------------------------------------------- implicit returns */
 
+/*
+ * The decoder keeps return addresses with a call counter too: it needs
+ * them to follow the returns the encoder only counted.
+ */
 static void ir_reset(ETraceDecoder *d)
 {
-    d->irbase = 0;
-    d->irdepth = 0;
-    d->irmax = etrace_irstack_max(&d->p, d->opt.implicit_return);
-    d->irmask = 0;
-    while (d->irmask + 1 < d->irmax) {
-        d->irmask = d->irmask << 1 | 1;
-    }
-}
+    uint32_t max = etrace_callstack_max(&d->p, d->opt.implicit_return);
+    uint32_t mask = 0;
 
-static uint32_t ir_slot(ETraceDecoder *d, uint32_t i)
-{
-    return (d->irbase + i) & d->irmask;
-}
-
-/* A call: both sides drop the oldest entry when the stack is full. */
-static void ir_push(ETraceDecoder *d, uint64_t link)
-{
-    if (!d->irmax) {
-        return;
+    while (mask + 1 < max) {
+        mask = mask << 1 | 1;
     }
-    if (d->irdepth == d->irmax) {
-        d->irbase = ir_slot(d, 1);
-        d->irdepth--;
-    }
-    d->irstack[ir_slot(d, d->irdepth)] = link;
-    d->irdepth++;
-}
-
-static uint64_t ir_pop(ETraceDecoder *d)
-{
-    d->irdepth--;
-    return d->irstack[ir_slot(d, d->irdepth)];
+    etrace_callstack_reset(&d->calls, d->irstack, mask, max);
 }
 
 /* ------------------------------------------------------------- branches */
@@ -403,26 +357,13 @@ static uint8_t *bpred_entry(ETraceDecoder *d, uint64_t addr)
     if (!d->opt.branch_prediction || !d->bpred) {
         return NULL;
     }
-    return &d->bpred[etrace_bpred_index(&d->p, addr)];
-}
-
-/*
- * 3.2.6: the MSB is the prediction, the LSB the last outcome; the
- * prediction flips after two failures in a row.
- */
-static void bpred_update(uint8_t *state, bool taken)
-{
-    if ((*state >> 1) != (*state & 1)) {
-        *state = taken ? 3 : 0;
-    } else {
-        *state = (*state & 2) | taken;
-    }
+    return &d->bpred[etrace_table_index(&d->p, d->bpred_mask, addr)];
 }
 
 static void bpred_reset(ETraceDecoder *d)
 {
     if (d->bpred) {
-        memset(d->bpred, 1, (size_t)d->bpred_mask + 1);
+        memset(d->bpred, ETRACE_BPRED_INIT, (size_t)d->bpred_mask + 1);
     }
 }
 
@@ -440,7 +381,7 @@ static bool take_branch(ETraceDecoder *d, uint64_t pc, bool *taken)
         if (!state) {
             return error(d, "predicted branches without a branch predictor");
         }
-        *taken = (*state >> 1) ^ !q->npred;
+        *taken = etrace_bpred_taken(*state) ^ !q->npred;
         if (q->npred) {
             q->npred--;
         } else {
@@ -454,7 +395,7 @@ static bool take_branch(ETraceDecoder *d, uint64_t pc, bool *taken)
      * sync packet reports before that packet reset the table.
      */
     if (state && !q->sync_first) {
-        bpred_update(state, *taken);
+        *state = etrace_bpred_next(*state, *taken);
     }
     q->sync_first = false;
     return true;
@@ -519,8 +460,8 @@ static bool implicit_possible(ETraceDecoder *d, const Target *t)
 {
     uint64_t calls[LOOKAHEAD_CALLS];
     unsigned ncalls = 0;
-    uint32_t depth = d->irdepth - 1;    /* below the popped entry */
-    uint64_t pc = d->irstack[ir_slot(d, depth)];
+    uint32_t depth = d->calls.depth - 1;    /* below the popped entry */
+    uint64_t pc = etrace_callstack_at(&d->calls, depth);
     bool prev_const = false;
     unsigned const_reg = 0;
     uint64_t const_value = 0;
@@ -548,7 +489,7 @@ static bool implicit_possible(ETraceDecoder *d, const Target *t)
             } else if (di->ret && ncalls) {
                 next = calls[--ncalls];
             } else if (di->ret && depth) {
-                next = d->irstack[ir_slot(d, --depth)];
+                next = etrace_callstack_at(&d->calls, --depth);
             } else {
                 return false;
             }
@@ -588,16 +529,16 @@ static bool implicit_return(ETraceDecoder *d, const Target *t)
     const DecInsn *at;
     uint64_t left;
 
-    if (d->opt.implicit_return == ETRACE_IR_OFF || !d->irdepth) {
+    if (d->opt.implicit_return == ETRACE_IR_OFF || !d->calls.depth) {
         return false;
     }
     if (t->successor) {
         /* the target is the packet's address: predicted or not? */
-        return d->irstack[ir_slot(d, d->irdepth - 1)] == t->addr;
+        return etrace_callstack_at(&d->calls, d->calls.depth - 1) == t->addr;
     }
     if (d->opt.implicit_return != ETRACE_IR_RETURN_STACK ||
-        !t->irreport || !t->has_addr || t->irdepth != d->irdepth ||
-        d->irstack[ir_slot(d, d->irdepth - 1)] == t->addr) {
+        !t->irreport || !t->has_addr || t->irdepth != d->calls.depth ||
+        etrace_callstack_at(&d->calls, d->calls.depth - 1) == t->addr) {
         return true;
     }
     at = peek(d, t->addr);
@@ -650,7 +591,7 @@ step_transfer(ETraceDecoder *d, const Target *t, bool *jumped)
             /* 4.1.1: the constant of the instruction just before */
             next = (d->prev_const_value + cur.imm) & ~(uint64_t)1;
         } else if (cur.ret && implicit_return(d, t)) {
-            next = ir_pop(d);
+            next = etrace_callstack_pop(&d->calls);
             d->popped = true;
         } else {
             /* a failed prediction leaves the stack as it is (11.1) */
@@ -670,7 +611,7 @@ step_transfer(ETraceDecoder *d, const Target *t, bool *jumped)
         break;
     }
     if (cur.call) {
-        ir_push(d, (pc + cur.len) & d->addr_mask);
+        etrace_callstack_push(&d->calls, (pc + cur.len) & d->addr_mask);
     }
     d->prev_const = cur.kind == KIND_CONSTANT;
     if (d->prev_const) {
@@ -680,7 +621,7 @@ step_transfer(ETraceDecoder *d, const Target *t, bool *jumped)
     next &= d->addr_mask;
     if (*jumped && d->jtc && d->opt.jump_target_cache) {
         /* 3.2.7: every reported uninferable target enters the cache */
-        uint32_t i = etrace_jtc_index(&d->p, next);
+        uint32_t i = etrace_table_index(&d->p, d->jtc_mask, next);
 
         d->jtc[i] = next;
         d->jtc_valid[i] = true;
@@ -877,8 +818,8 @@ static bool walk(ETraceDecoder *d, const Target *t)
              * reported; without it, this is not the reported instance.
              */
             if (!t->updiscon &&
-                (t->irreport ? t->irdepth == d->irdepth :
-                 !d->popped || !d->irdepth)) {
+                (t->irreport ? t->irdepth == d->calls.depth :
+                 !d->popped || !d->calls.depth)) {
                 /* not after a jump: the address may come round again */
                 emit(d);
                 d->inferred = true;
@@ -1356,11 +1297,11 @@ ETraceDecoder *etrace_decoder_new(const ETraceDecoderConfig *cfg)
     }
     d->irstack = calloc(irmax, sizeof(*d->irstack));
     if (d->p.bpred_size_p) {
-        d->bpred_mask = (1u << d->p.bpred_size_p) - 1;
+        d->bpred_mask = etrace_table_mask(d->p.bpred_size_p);
         d->bpred = malloc((size_t)d->bpred_mask + 1);
     }
     if (d->p.cache_size_p) {
-        d->jtc_mask = (1u << d->p.cache_size_p) - 1;
+        d->jtc_mask = etrace_table_mask(d->p.cache_size_p);
         d->jtc = calloc((size_t)d->jtc_mask + 1, sizeof(*d->jtc));
         d->jtc_valid = calloc((size_t)d->jtc_mask + 1, sizeof(bool));
     }
