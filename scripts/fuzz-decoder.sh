@@ -34,15 +34,16 @@ mkdir -p "$work"
 
 cflags=(-g -O1 -fsanitize=fuzzer,address,undefined
         -fno-sanitize-recover=undefined
-        -I"$root/tests-unit/host-shim" -I"$root/tests-unit"
-        -I"$root/hw-riscv-trace" -I"$root/target-riscv" -I"$root/tools")
+        -I"$root/tools/host-shim" -I"$root/tests-unit"
+        -I"$root/hw-riscv-trace/codec/include" -I"$root/target-riscv"
+        -I"$root/tools")
 
 build_target() {
     case $1 in
     decoder)
         clang "${cflags[@]}" "$root/tests-unit/fuzz-decoder.c" \
-            "$root/hw-riscv-trace/etrace-packet.c" \
-            "$root/tools/etrace-decoder.c" \
+            "$root/hw-riscv-trace/codec/etrace-packet.c" \
+            "$root/hw-riscv-trace/codec/etrace-decoder.c" \
             "$root/target-riscv/insn_class.c" -o "$work/fuzz-decoder" ;;
     elf)
         clang "${cflags[@]}" "$root/tests-unit/fuzz-elf.c" \

@@ -25,6 +25,13 @@ BUILD_ONLY_OVERLAY=(
     "scripts/qemu-config/rvpa-minimal.mak:configs/devices/riscv64-softmmu/rvpa-minimal.mak"
 )
 
+# Files of the overlay folders that QEMU does not use: the codec library's
+# decoder, which only the host tools build.  Never linked, never exported.
+HOST_ONLY_FILES=(
+    "hw-riscv-trace/codec/etrace-decoder.c"
+    "hw-riscv-trace/codec/include/etrace-decoder.h"
+)
+
 # overlay_dest PROJECT-RELATIVE-PATH: the path inside QEMU, or nothing.
 overlay_dest() {
     local map
@@ -42,7 +49,7 @@ overlay_files() {
         [ -d "$RVPA_ROOT/${map%%:*}" ] || continue
         (cd "$RVPA_ROOT" && find "${map%%:*}" -type f ! -name README.md \
              ! -name '*~' ! -name '.*' | LC_ALL=C sort)
-    done
+    done | grep -vxF "$(printf '%s\n' "${HOST_ONLY_FILES[@]}")"
 }
 
 # series_entries: "patch overlay..." lines of patches/series.

@@ -4,7 +4,7 @@
 #
 #   tests-tcg/run-one.sh SRC.c XLEN CPU-OPTIONS [-- QEMU-ARGS...]
 #   e.g. tests-tcg/run-one.sh tests-tcg/ctr/ctr_fields.c 64 ctr=on,h=on
-# EXTRA_SRC adds sources (e.g. hw-riscv-trace/etrace-packet.c).
+# EXTRA_SRC adds sources (e.g. hw-riscv-trace/codec/etrace-packet.c).
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 src=$1 xlen=$2 opts=$3
@@ -19,8 +19,9 @@ lib=$root/tests-tcg/lib
 elf=${TMPDIR:-/tmp}/run-one-$(basename "$src" .c)-rv$xlen.elf
 $cc -march=${march}_zicsr_zifencei -mabi=$abi -O2 -g -ffreestanding \
     -nostdlib -nostartfiles -static -mcmodel=medany -Wall -Wextra -Werror \
-    -I"$lib" -I"$lib/shim" -I"$root/hw-riscv-trace" -I"$root/target-riscv" \
-    -idirafter "$root/tests-unit/host-shim" -I"$(dirname "$src")" \
+    -I"$lib" -I"$lib/shim" -I"$root/hw-riscv-trace/codec/include" \
+    -I"$root/target-riscv" -idirafter "$root/tools/host-shim" \
+    -I"$(dirname "$src")" \
     -T "$lib/link.ld" \
     -Wl,--no-warn-rwx-segments -fmacro-prefix-map="$root/=" \
     "$lib/crt0.S" "$lib/fdt.c" "$lib/io.c" "$lib/trap.c" "$src" ${EXTRA_SRC:-} \

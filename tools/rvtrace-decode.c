@@ -5,7 +5,7 @@
  * Layers: the input (a file or stdin, or a wrapped circular buffer read
  * from its oldest byte) -> framing (the encapsulation of chapter 6: header,
  * index, payload; zero bytes are padding) -> one decoder per source index
- * (tools/etrace-decoder.c) -> output (addresses, objdump-like
+ * (hw-riscv-trace/codec/etrace-decoder.c) -> output (addresses, objdump-like
  * lines, JSON lines or a summary).  Memory does not grow with the trace.
  * `rvtrace-decode --help` is the manual.
  *
