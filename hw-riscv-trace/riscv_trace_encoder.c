@@ -280,35 +280,6 @@ static void te_context(RISCVTraceEncoderState *te, uint64_t context)
 }
 
 /*
- * The hart's records are the codec's packed blocks (etrace.h); the bits
- * above those are the ingress's own.
- */
-QEMU_BUILD_BUG_ON(sizeof(RISCVTraceRecord) != sizeof(ETracePackedBlock));
-QEMU_BUILD_BUG_ON(offsetof(RISCVTraceRecord, info) !=
-                  offsetof(ETracePackedBlock, info));
-QEMU_BUILD_BUG_ON(offsetof(RISCVTraceRecord, cause) !=
-                  offsetof(ETracePackedBlock, cause));
-QEMU_BUILD_BUG_ON(offsetof(RISCVTraceRecord, tval) !=
-                  offsetof(ETracePackedBlock, tval));
-QEMU_BUILD_BUG_ON(offsetof(RISCVTraceRecord, iaddr) !=
-                  offsetof(ETracePackedBlock, iaddr));
-QEMU_BUILD_BUG_ON(RISCV_TRACE_IRETIRE_SHIFT != ETRACE_PB_IRETIRE_SHIFT ||
-                  RISCV_TRACE_NINSNS_SHIFT != ETRACE_PB_NINSNS_SHIFT ||
-                  RISCV_TRACE_ITYPE_SHIFT != ETRACE_PB_ITYPE_SHIFT ||
-                  RISCV_TRACE_ILASTSIZE != BIT_ULL(ETRACE_PB_ILASTSIZE_SHIFT) ||
-                  RISCV_TRACE_PRIV_SHIFT != ETRACE_PB_PRIV_SHIFT ||
-                  RISCV_TRACE_VIRT != BIT_ULL(ETRACE_PB_PRIV_SHIFT + 2) ||
-                  RISCV_TRACE_SIJUMP != BIT_ULL(ETRACE_PB_SIJUMP_SHIFT) ||
-                  RISCV_TRACE_PLAIN != ETRACE_PB_PLAIN ||
-                  RISCV_TRACE_RUN != ETRACE_PB_RUN ||
-                  BIT_ULL(RISCV_TRACE_CONST_RD_SHIFT) <= ETRACE_PB_RUN);
-
-static const ETracePackedBlock *te_packed(const RISCVTraceRecord *rec)
-{
-    return (const ETracePackedBlock *)rec;
-}
-
-/*
  * Records the device handles itself, and a block that ends with a
  * constant load, whose successor may be the jump of a lui/auipc + jalr
  * pair split across TBs (trace_ingress.h).
@@ -327,7 +298,7 @@ static void te_pair_sijump(RISCVTraceEncoderState *te, RISCVTraceRecord *rec)
     unsigned rs1 = extract64(rec->info, RISCV_TRACE_JUMP_RS1_SHIFT, 5);
 
     if (te->prev_const_rd && rs1 == te->prev_const_rd) {
-        rec->info |= RISCV_TRACE_SIJUMP;
+        rec->info |= ETRACE_PB_SIJUMP;
     }
     te->prev_const_rd = extract64(rec->info, RISCV_TRACE_CONST_RD_SHIFT, 5);
 }
@@ -380,7 +351,7 @@ static unsigned te_encode_unpacked(RISCVTraceEncoderState *te,
         if ((i && (rec[i].info & TE_RECORD_SPECIAL)) || i + len > n) {
             break;
         }
-        etrace_packed_to_block(&te->params, te_packed(&rec[i]), te->context,
+        etrace_packed_to_block(&te->params, &rec[i], te->context,
                                i ? 0 : te->ctype, &b);
         if (b.run && etrace_filter_active(&te->filter)) {
             /* reported before the hart knew of the filter: no addresses */
@@ -408,7 +379,7 @@ static unsigned te_encode_blocks(RISCVTraceEncoderState *te,
         trace_event_get_state_backends(TRACE_RISCV_TRACE_ENCODER_BLOCK)) {
         k = te_encode_unpacked(te, rec, n);
     } else {
-        k = etrace_encoder_packed(te->enc, te_packed(rec), n, te->context,
+        k = etrace_encoder_packed(te->enc, rec, n, te->context,
                                   te->ctype, TE_RECORD_SPECIAL);
         te_check_lost(te);
     }

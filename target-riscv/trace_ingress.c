@@ -112,8 +112,8 @@ static void trace_run_end(CPURISCVState *env)
         slot->info = (units ? units - (run->newest.info &
                                        RISCV_TRACE_RUN_UNITS) : 0) |
                      (run->newest.info &
-                      MAKE_64BIT_MASK(RISCV_TRACE_PRIV_SHIFT, 3)) |
-                     RISCV_TRACE_RUN;
+                      MAKE_64BIT_MASK(ETRACE_PB_PRIV_SHIFT, 3)) |
+                     ETRACE_PB_RUN;
         slot++;
     }
     /*
@@ -143,8 +143,8 @@ static void trace_push(CPURISCVState *env, const RISCVTraceRecord *rec,
 
 static uint64_t trace_priv_info(target_ulong priv, bool virt)
 {
-    return deposit64(0, RISCV_TRACE_PRIV_SHIFT, 2, priv) |
-           (virt ? RISCV_TRACE_VIRT : 0);
+    return deposit64(0, ETRACE_PB_PRIV_SHIFT, 2, priv) |
+           (virt ? ETRACE_PB_VIRT : 0);
 }
 
 /* Instructions [trace_blk_start, end) retired; the last one is last_len. */
@@ -153,10 +153,10 @@ static void trace_add_block(CPURISCVState *env, target_ulong end,
 {
     RISCVTraceRecord rec = {
         .iaddr = env->trace_blk_start,
-        .info = deposit64(0, RISCV_TRACE_IRETIRE_SHIFT, 16,
+        .info = deposit64(0, ETRACE_PB_IRETIRE_SHIFT, 16,
                           (end - env->trace_blk_start) / 2) |
-                deposit64(0, RISCV_TRACE_NINSNS_SHIFT, 16, ninsns) |
-                (last_len == 4 ? RISCV_TRACE_ILASTSIZE : 0) |
+                deposit64(0, ETRACE_PB_NINSNS_SHIFT, 16, ninsns) |
+                (last_len == 4 ? ETRACE_PB_ILASTSIZE : 0) |
                 trace_priv_info(env->priv, env->virt_enabled),
     };
 
@@ -213,7 +213,7 @@ void riscv_trace_trap(CPURISCVState *env, bool async, uint64_t cause,
     RISCVTraceRecord rec[2] = {
         {
             .iaddr = epc,
-            .info = deposit64(0, RISCV_TRACE_ITYPE_SHIFT, 4, async ? 2 : 1) |
+            .info = deposit64(0, ETRACE_PB_ITYPE_SHIFT, 4, async ? 2 : 1) |
                     trace_priv_info(prev_priv, prev_virt),
         }, {
             .cause = cause,

@@ -17,48 +17,28 @@
 #ifndef RISCV_TRACE_INGRESS_H
 #define RISCV_TRACE_INGRESS_H
 
-/*
- * One record, 16 bytes.  A block: iaddr is its first instruction, info
- * packs the RISCV_TRACE_* fields below.  A trap (itype 1 or 2) retires
- * nothing itself: it follows the block ending at the last retired
- * instruction, iaddr is the trapping instruction (xepc), and a second
- * record after it holds cause and tval; the two are never split over
- * two rooms.  A context record (RISCV_TRACE_CONTEXT) carries the new
- * context (satp.ASID) in iaddr.
- */
-typedef union RISCVTraceRecord {
-    struct {
-        uint64_t iaddr;
-        uint64_t info;
-    };
-    struct {                    /* the record after a trap's */
-        uint64_t cause;
-        uint64_t tval;
-    };
-} RISCVTraceRecord;
+#include "hw/riscv/codec/include/etrace-record.h"
 
-#define RISCV_TRACE_IRETIRE_SHIFT   0   /* 16 bits: half-words */
-#define RISCV_TRACE_NINSNS_SHIFT    16  /* 16 bits: instructions */
-#define RISCV_TRACE_ITYPE_SHIFT     32  /* 4 bits: E-trace itype */
-#define RISCV_TRACE_ILASTSIZE       BIT_ULL(36) /* last insn is 4 bytes */
-#define RISCV_TRACE_PRIV_SHIFT      37  /* 2 bits: privilege mode */
-#define RISCV_TRACE_VIRT            BIT_ULL(39) /* V=1 */
-#define RISCV_TRACE_SIJUMP          BIT_ULL(40) /* sequentially inferable */
-/* Set by translated code: iretire and ninsns > 0, not a trap record */
-#define RISCV_TRACE_PLAIN           BIT_ULL(41)
 /*
- * A run of branch blocks (see RISCVTraceRun): iaddr holds the outcomes,
- * bit i = 1 when the i-th oldest branch was not taken, below a 1 bit that
- * ends them; info their total iretire and ninsns, and their privilege.
+ * One record, 16 bytes: the codec's packed block, whose ETRACE_PB_*
+ * fields the hart fills.  A block: iaddr is its first instruction.  A
+ * trap (itype 1 or 2) retires nothing itself: it follows the block ending
+ * at the last retired instruction, iaddr is the trapping instruction
+ * (xepc), and a second record after it holds cause and tval; the two are
+ * never split over two rooms.  A context record (RISCV_TRACE_CONTEXT)
+ * carries the new context (satp.ASID) in iaddr.  The bits from
+ * ETRACE_PB_PRODUCER_SHIFT up are the ingress's own, below.
  */
-#define RISCV_TRACE_RUN             BIT_ULL(42)
+typedef ETracePackedBlock RISCVTraceRecord;
+
 /*
  * A lui/auipc/c.lui and the jump using its register may be split over two
  * TBs: the block ending with the constant load names its rd, the block of
- * only the jump names its rs1, and the consumer pairs adjacent records.
+ * only the jump names its rs1, and the consumer pairs adjacent records
+ * (5 bits each, 0: none).
  */
-#define RISCV_TRACE_CONST_RD_SHIFT  43  /* 5 bits, 0: none */
-#define RISCV_TRACE_JUMP_RS1_SHIFT  48  /* 5 bits, 0: none */
+#define RISCV_TRACE_CONST_RD_SHIFT  ETRACE_PB_PRODUCER_SHIFT
+#define RISCV_TRACE_JUMP_RS1_SHIFT  48
 #define RISCV_TRACE_CONTEXT         BIT_ULL(53) /* context record */
 
 /*
@@ -68,7 +48,10 @@ typedef union RISCVTraceRecord {
  * their outcomes, units their iretire and ninsns (only while the encoder
  * counts them, RISCV_CS_BASE_TRACE_UNITS: else 0), newest is the record
  * of the last of them.  Any other record (or a full map) first appends a
- * run record for all of them but the newest, then the newest whole.
+ * run record for all of them but the newest (ETRACE_PB_RUN: iaddr holds
+ * their outcomes, bit i = 1 when the i-th oldest branch was not taken,
+ * below a 1 bit that ends them; info their total iretire and ninsns, and
+ * their privilege), then the newest whole.
  * The first branch block after any other record is appended whole (the
  * encoder may have to report its address: after an uninferable jump, a
  * trap, a context change or the start of tracing; elsewhere a run of one

@@ -14,6 +14,8 @@
 #ifndef RISCV_ETRACE_H
 #define RISCV_ETRACE_H
 
+#include "etrace-record.h"
+
 /*
  * ---------------------------------------------------------------- params
  *
@@ -467,52 +469,6 @@ void etrace_encoder_start(ETraceEncoder *e, const ETraceOptions *o);
 void etrace_encoder_block(ETraceEncoder *e, const ETraceBlock *b);
 /* Feed n blocks, the same as n calls of etrace_encoder_block(), faster. */
 void etrace_encoder_blocks(ETraceEncoder *e, const ETraceBlock *b, size_t n);
-
-/*
- * Packed blocks: the form in which QEMU's hart reports what it retires
- * (target/riscv/trace_ingress.h writes this layout), encoded without
- * unpacking the blocks that make no packet.  The fields of ETraceBlock,
- * with notify false and qualified true; a trap (itype 1 or 2) takes two
- * entries, the second holding its cause and tval:
- */
-typedef union ETracePackedBlock {
-    struct {
-        uint64_t iaddr;     /* the first instruction; xepc for a trap */
-        uint64_t info;      /* ETRACE_PB_* */
-    };
-    struct {                /* the entry after a trap's */
-        uint64_t cause;
-        uint64_t tval;
-    };
-} ETracePackedBlock;
-
-#define ETRACE_PB_IRETIRE_SHIFT     0   /* 16 bits */
-#define ETRACE_PB_NINSNS_SHIFT      16  /* 16 bits */
-#define ETRACE_PB_ITYPE_SHIFT       32  /* 4 bits */
-#define ETRACE_PB_ILASTSIZE_SHIFT   36  /* 1 bit */
-#define ETRACE_PB_PRIV_SHIFT        37  /* 3 bits, as many as */
-                                        /* privilege_width_p keeps */
-#define ETRACE_PB_SIJUMP_SHIFT      40  /* 1 bit */
-/*
- * A promise that lets the encoder skip checks on the blocks that make no
- * packet: iretire and ninsns are not 0 and itype is neither 1 nor 2.  A
- * block without it is encoded the same, only slower.
- */
-#define ETRACE_PB_PLAIN             (UINT64_C(1) << 41)
-/*
- * A run (see ETraceBlock): iaddr holds its branch map below a 1 bit that
- * ends it (63 branches at most), info its iretire, ninsns and priv.
- */
-#define ETRACE_PB_RUN               (UINT64_C(1) << 42)
-/* Bits 43 to 63 are the producer's own: the encoder ignores them. */
-
-/* Entries of the packed block whose info word this is: 2 for a trap. */
-static inline unsigned etrace_packed_len(uint64_t info)
-{
-    unsigned itype = (info >> ETRACE_PB_ITYPE_SHIFT) & 15;
-
-    return itype == 1 || itype == 2 ? 2 : 1;
-}
 
 /*
  * Feed packed blocks, all of this context, the first of them with ctype
