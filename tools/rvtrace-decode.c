@@ -26,7 +26,6 @@
 #define READ_CHUNK          (1u << 20)
 #define OUT_BUFFER          (1u << 20)
 #define BOUNDARY_WINDOW     (1u << 20)  /* bytes searched for a boundary */
-#define BOUNDARY_CANDIDATES 40          /* > the longest packet */
 #define DEFAULT_MAX_SOURCES 64
 #define MAX_IMAGES          32
 #define MAX_SRC_FILTER      64
@@ -732,86 +731,6 @@ static Source *source_get(Ctx *c, unsigned id)
 
 /* ---------------------------------------------------------------- framing */
 
-static unsigned src_bytes(const Ctx *c)
-{
-    return (c->params.src_bits + 7) / 8;
-}
-
-/*
- * Length of the packet whose header is buf[0] (chapter 6 example
- * encapsulation: payload length in bits 4:0, a 2-byte timestamp when bit 7
- * is set, then the index), 1 for a padding byte, 0 for an invalid header.
- */
-static unsigned packet_length(const Ctx *c, uint8_t header)
-{
-    if (!header) {
-        return 1;
-    }
-    if (!(header & 0x1f)) {
-        return 0;
-    }
-    return 1 + src_bytes(c) + (header & 0x80 ? 2 : 0) + (header & 0x1f);
-}
-
-/*
- * Bytes of the valid packet (or padding) at buf[0..len): > 0, 0 if it
- * runs past len, -1 if the bytes are no packet in the layout of the
- * options given on the command line.
- */
-static int valid_packet(const Ctx *c, const uint8_t *buf, size_t len)
-{
-    ETracePacket pkt;
-    const char *err;
-
-    return etrace_packet_unpack(&c->params, &c->options, buf, len, &pkt,
-                                &err);
-}
-
-/*
- * The first packet boundary of a stream that may start inside a packet:
- * frame it from each of the first BOUNDARY_CANDIDATES offsets, dropping
- * the framings that meet bytes that are no valid packet; where all the
- * others meet is a boundary of the true one.  Returns the offset, or -1
- * if they do not meet in buf.
- */
-static long find_boundary(const Ctx *c, const uint8_t *buf, size_t len)
-{
-    size_t pos[BOUNDARY_CANDIDATES];
-    bool alive[BOUNDARY_CANDIDATES];
-
-    for (unsigned i = 0; i < BOUNDARY_CANDIDATES; i++) {
-        pos[i] = i;
-        alive[i] = i < len;
-    }
-    for (;;) {
-        size_t lo = SIZE_MAX, hi = 0;
-        unsigned low = 0;
-        int n;
-
-        for (unsigned i = 0; i < BOUNDARY_CANDIDATES; i++) {
-            if (alive[i] && pos[i] < lo) {
-                lo = pos[i];
-                low = i;
-            }
-            if (alive[i] && pos[i] > hi) {
-                hi = pos[i];
-            }
-        }
-        if (lo == SIZE_MAX || lo >= len) {
-            return -1;
-        }
-        if (lo == hi) {
-            return (long)lo;
-        }
-        n = valid_packet(c, buf + lo, len - lo);
-        if (n < 0) {
-            alive[low] = false;
-        } else {
-            pos[low] = n ? lo + n : len;    /* 0: runs past the end */
-        }
-    }
-}
-
 /* Formats 0 to 2: branches and the address with its flags. */
 static void print_te_inst_fields(Ctx *c, Fields *f, const ETracePacket *k)
 {
@@ -881,15 +800,12 @@ static void print_packet(Source *s, const ETracePacket *k, unsigned n)
 /* One whole packet of buf[0..n) at the current offset. */
 static void decode_packet(Ctx *c, const uint8_t *buf, unsigned n)
 {
-    unsigned id = 0;
+    unsigned id = etrace_frame_source(&c->params, buf) &
+                  ((1u << c->params.src_bits) - 1);
     Source *s;
     ETracePacket pkt;
     const char *err = "bad packet";
 
-    for (unsigned i = 0; i < src_bytes(c); i++) {
-        id |= (unsigned)buf[1 + i] << (8 * i);
-    }
-    id &= (1u << c->params.src_bits) - 1;
     s = source_get(c, id);
     if (!s) {
         c->other_bytes += n;
@@ -921,7 +837,7 @@ static size_t frame(Ctx *c, const uint8_t *buf, size_t len, bool *lost)
 
     *lost = false;
     while (used < len && !c->stop) {
-        unsigned n = packet_length(c, buf[used]);
+        unsigned n = etrace_frame_length(&c->params, buf[used]);
 
         if (!n) {
             *lost = true;
@@ -1016,7 +932,7 @@ static bool input_open(Ctx *c, const char *path, Input *in)
  */
 static bool skip_to_boundary(Ctx *c, uint8_t *buf, size_t *len)
 {
-    long at = find_boundary(c, buf, *len);
+    long at = etrace_frame_boundary(&c->params, &c->options, buf, *len);
 
     if (at < 0) {
         c->skipped_bytes += *len;

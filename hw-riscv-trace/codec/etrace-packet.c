@@ -479,6 +479,10 @@ static const char *walk_packet(BitCodec *c, const ETraceParams *p,
 
 static const ETraceOptions no_options;
 
+/* The encapsulation's header byte (etrace.h, etrace_frame_length). */
+#define FRAME_PAYLOAD_LEN   0x1f
+#define FRAME_TIMESTAMP     0x80
+
 static unsigned src_bytes(const ETraceParams *p)
 {
     return (p->src_bits + 7) / 8;
@@ -859,7 +863,7 @@ int etrace_packet_unpack(const ETraceParams *p, const ETraceOptions *o,
                          const char **err)
 {
     const char *msg = NULL;
-    unsigned plen, hdr;
+    unsigned plen, flen;
     size_t zeros = 0;
 
     memset(pkt, 0, sizeof(*pkt));
@@ -877,24 +881,90 @@ int etrace_packet_unpack(const ETraceParams *p, const ETraceOptions *o,
     if (len == 0) {
         return 0;
     }
-    plen = buf[0] & 0x1f;
-    hdr = 1 + src_bytes(p) + ((buf[0] & 0x80) ? 2 : 0);
-    if (plen == 0) {
+    flen = etrace_frame_length(p, buf[0]);
+    if (flen == 0) {
         *err = "header with payload length 0";
         return -1;
     }
-    if (len < hdr + plen) {
+    if (len < flen) {
         return 0;
     }
-    for (unsigned i = 0; i < src_bytes(p); i++) {
-        pkt->src_id |= (unsigned)buf[1 + i] << (8 * i);
-    }
-    msg = unpack_payload(p, o ? o : &no_options, buf + hdr, plen, pkt);
+    plen = buf[0] & FRAME_PAYLOAD_LEN;
+    pkt->src_id = etrace_frame_source(p, buf);
+    msg = unpack_payload(p, o ? o : &no_options, buf + flen - plen, plen,
+                         pkt);
     if (msg) {
         *err = msg;
         return -1;
     }
-    return hdr + plen;
+    return flen;
+}
+
+/* ------------------------------------------------------------ framing */
+
+unsigned etrace_frame_length(const ETraceParams *p, uint8_t header)
+{
+    if (!header) {
+        return 1;
+    }
+    if (!(header & FRAME_PAYLOAD_LEN)) {
+        return 0;
+    }
+    return 1 + src_bytes(p) + (header & FRAME_TIMESTAMP ? 2 : 0) +
+           (header & FRAME_PAYLOAD_LEN);
+}
+
+unsigned etrace_frame_source(const ETraceParams *p, const uint8_t *frame)
+{
+    unsigned id = 0;
+
+    for (unsigned i = 0; i < src_bytes(p); i++) {
+        id |= (unsigned)frame[1 + i] << (8 * i);
+    }
+    return id;
+}
+
+long etrace_frame_boundary(const ETraceParams *p, const ETraceOptions *o,
+                           const uint8_t *buf, size_t len)
+{
+    size_t pos[ETRACE_FRAME_CANDIDATES];
+    bool alive[ETRACE_FRAME_CANDIDATES];
+
+    _Static_assert(ETRACE_FRAME_CANDIDATES > ETRACE_MAX_PACKET,
+                   "a candidate must start on the true framing");
+    for (unsigned i = 0; i < ETRACE_FRAME_CANDIDATES; i++) {
+        pos[i] = i;
+        alive[i] = i < len;
+    }
+    for (;;) {
+        size_t lo = SIZE_MAX, hi = 0;
+        unsigned low = 0;
+        ETracePacket pkt;
+        const char *err;
+        int n;
+
+        for (unsigned i = 0; i < ETRACE_FRAME_CANDIDATES; i++) {
+            if (alive[i] && pos[i] < lo) {
+                lo = pos[i];
+                low = i;
+            }
+            if (alive[i] && pos[i] > hi) {
+                hi = pos[i];
+            }
+        }
+        if (lo == SIZE_MAX || lo >= len) {
+            return -1;
+        }
+        if (lo == hi) {
+            return (long)lo;
+        }
+        n = etrace_packet_unpack(p, o, buf + lo, len - lo, &pkt, &err);
+        if (n < 0) {
+            alive[low] = false;
+        } else {
+            pos[low] = n ? lo + n : len;    /* 0: runs past the end */
+        }
+    }
 }
 
 /* ---------------------------------------------------- relative flag bits */

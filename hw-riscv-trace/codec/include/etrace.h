@@ -233,6 +233,29 @@ int etrace_packet_unpack(const ETraceParams *p, const ETraceOptions *o,
                          const char **err);
 
 /*
+ * The encapsulation (chapter 6's example): a header byte with the payload
+ * length in bits 4:0 and in bit 7 a timestamp flag (2 bytes follow), then
+ * the source index (src_bits, in whole bytes, little-endian), then the
+ * payload.  A zero byte where a header is due is padding.
+ *
+ * etrace_frame_length: the bytes of the frame whose header is this, 1 for
+ * padding, 0 for an invalid header (payload length 0).
+ * etrace_frame_source: the source index of a whole frame.
+ */
+unsigned etrace_frame_length(const ETraceParams *p, uint8_t header);
+unsigned etrace_frame_source(const ETraceParams *p, const uint8_t *frame);
+/*
+ * The first packet boundary of buf[0..len), a stream that may start inside
+ * a packet: frames it from each of the first ETRACE_FRAME_CANDIDATES
+ * offsets, dropping the framings that meet bytes that are no valid packet
+ * in the layout of o; where all the others meet is a boundary of the true
+ * one.  Returns the offset, or -1 if they do not meet in buf.
+ */
+#define ETRACE_FRAME_CANDIDATES 40      /* > ETRACE_MAX_PACKET */
+long etrace_frame_boundary(const ETraceParams *p, const ETraceOptions *o,
+                           const uint8_t *buf, size_t len);
+
+/*
  * Formats 1 and 2 at encoder speed: etrace_packer_init() derives the
  * constants from the parameters once (false if they are invalid), then
  * etrace_packet_pack_f12() writes the bytes etrace_packet_pack() would
