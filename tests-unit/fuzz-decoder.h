@@ -103,14 +103,11 @@ typedef struct FuzzResult {
     jmp_buf escape;
 } FuzzResult;
 
-static inline void fuzz_count_insn(void *opaque, uint64_t addr,
-                                   unsigned priv, unsigned len)
+static inline void fuzz_count_insn(void *opaque, const ETraceDecInsn *insn)
 {
     FuzzResult *r = opaque;
 
-    (void)addr;
-    (void)priv;
-    (void)len;
+    (void)insn;
     if (++r->instructions == r->budget) {
         longjmp(r->escape, 1);
     }

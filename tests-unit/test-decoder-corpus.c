@@ -243,15 +243,12 @@ typedef struct Collect {
     size_t n;
 } Collect;
 
-static void collect_insn(void *opaque, uint64_t addr, unsigned priv,
-                         unsigned len)
+static void collect_insn(void *opaque, const ETraceDecInsn *insn)
 {
     Collect *c = opaque;
 
-    (void)priv;
-    (void)len;
     if (c->n < MAX_ADDRS) {
-        c->addrs[c->n] = addr;
+        c->addrs[c->n] = insn->addr;
     }
     c->n++;
 }

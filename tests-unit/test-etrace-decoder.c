@@ -138,6 +138,7 @@ typedef struct Fixture {
     ETraceDecoder *d;
     GArray *insns;          /* uint64_t addresses */
     GArray *privs;          /* unsigned */
+    GArray *elements;       /* ETraceDecInsn */
     GArray *events;         /* ETraceDecEvent */
 } Fixture;
 
@@ -156,14 +157,14 @@ static bool read_parcel(void *opaque, uint64_t addr, uint16_t *parcel)
     return false;
 }
 
-static void on_insn(void *opaque, uint64_t addr, unsigned priv,
-                    unsigned len)
+static void on_insn(void *opaque, const ETraceDecInsn *insn)
 {
     Fixture *f = opaque;
 
-    g_assert_true(len == 2 || len == 4);
-    g_array_append_val(f->insns, addr);
-    g_array_append_val(f->privs, priv);
+    g_assert_true(insn->len == 2 || insn->len == 4);
+    g_array_append_val(f->insns, insn->addr);
+    g_array_append_val(f->privs, insn->privilege);
+    g_array_append_val(f->elements, *insn);
 }
 
 static void on_event(void *opaque, const ETraceDecEvent *ev)
@@ -180,6 +181,7 @@ static void fixture_init(Fixture *f, unsigned xlen)
     f->stream = g_byte_array_new();
     f->insns = g_array_new(false, false, sizeof(uint64_t));
     f->privs = g_array_new(false, false, sizeof(unsigned));
+    f->elements = g_array_new(false, false, sizeof(ETraceDecInsn));
     f->events = g_array_new(false, false, sizeof(ETraceDecEvent));
 }
 
@@ -189,6 +191,7 @@ static void fixture_free(Fixture *f)
     g_byte_array_free(f->stream, true);
     g_array_free(f->insns, true);
     g_array_free(f->privs, true);
+    g_array_free(f->elements, true);
     g_array_free(f->events, true);
 }
 
@@ -447,6 +450,44 @@ static void check_p1_events(Fixture *f)
     }
 }
 
+/*
+ * What the instruction elements of P1 say of each instruction: the
+ * classifier's class, not a second decoding in every tool.
+ */
+static void check_p1_elements(Fixture *f)
+{
+    static const struct {
+        uint32_t offset;
+        bool branch;
+        RISCVIType itype;
+    } want[] = {
+        { 0x02, false, RISCV_ITYPE_NONE },
+        { 0x04, true, RISCV_ITYPE_NONE },           /* c.bnez */
+        { 0x06, false, RISCV_ITYPE_INFERABLE_CALL },    /* jal ra */
+        { 0x34, false, RISCV_ITYPE_RETURN },        /* c.jr ra */
+        { 0x0a, true, RISCV_ITYPE_NONE },           /* beq */
+        { 0x18, false, RISCV_ITYPE_UNINFERABLE_CALL },  /* jalr ra */
+        { 0x20, false, RISCV_ITYPE_UNINFERABLE_TAIL_CALL }, /* jr t2 */
+        { 0x3c, false, RISCV_ITYPE_TRAP_RETURN },   /* mret */
+    };
+
+    for (unsigned i = 0; i < G_N_ELEMENTS(want); i++) {
+        bool seen = false;
+
+        for (unsigned j = 0; j < f->elements->len; j++) {
+            const ETraceDecInsn *e = &g_array_index(f->elements,
+                                                    ETraceDecInsn, j);
+
+            if (e->addr == BASE + want[i].offset) {
+                g_assert_cmpint(e->branch, ==, want[i].branch);
+                g_assert_cmpint(e->itype, ==, want[i].itype);
+                seen = true;
+            }
+        }
+        g_assert_true(seen);
+    }
+}
+
 /* Every mode off: each uninferable jump reports its target (3.1.2). */
 static void test_p1_plain(void)
 {
@@ -465,6 +506,7 @@ static void test_p1_plain(void)
     g_assert_cmpint(decode(&f), ==, 0);
     check_insns(&f, BASE, p1_path, G_N_ELEMENTS(p1_path));
     check_p1_events(&f);
+    check_p1_elements(&f);
     fixture_free(&f);
 }
 

@@ -1002,13 +1002,11 @@ static bool rt_read(void *opaque, uint64_t addr, uint16_t *parcel)
     return true;
 }
 
-static void rt_insn(void *opaque, uint64_t addr, unsigned priv,
-                    unsigned len)
+static void rt_insn(void *opaque, const ETraceDecInsn *insn)
 {
     Run *run = opaque;
-    Retired t = { addr, priv };
+    Retired t = { insn->addr, insn->privilege };
 
-    (void)len;
     g_array_append_val(run->out, t);
 }
 
@@ -1017,8 +1015,12 @@ static void rt_insn_run(void *opaque, uint64_t addr, unsigned priv,
                         unsigned n, uint64_t lens4)
 {
     for (unsigned i = 0; i < n; i++) {
-        rt_insn(opaque, addr, priv, lens4 >> i & 1 ? 4 : 2);
-        addr += lens4 >> i & 1 ? 4 : 2;
+        ETraceDecInsn insn = {
+            .addr = addr, .privilege = priv, .len = lens4 >> i & 1 ? 4 : 2,
+        };
+
+        rt_insn(opaque, &insn);
+        addr += insn.len;
     }
 }
 
@@ -1086,12 +1088,9 @@ static void decode_run(Run *run)
     etrace_decoder_free(d);
 }
 
-static void count_insn(void *opaque, uint64_t addr, unsigned priv,
-                       unsigned len)
+static void count_insn(void *opaque, const ETraceDecInsn *insn)
 {
-    (void)addr;
-    (void)priv;
-    (void)len;
+    (void)insn;
     (*(uint64_t *)opaque)++;
 }
 

@@ -93,8 +93,6 @@ struct Ctx {
     bool stop;
     Output out;
     /* summary: the segment and the symbol of the last instruction */
-    const uint8_t *seg_data;
-    uint64_t seg_base, seg_size;
     uint64_t *sym_count;    /* per symbol, + 1 for "no symbol" */
     uint64_t sym_lo, sym_hi;
     size_t sym_cur;
@@ -264,28 +262,6 @@ static const RVSymbol *symbol_of(Ctx *c, uint64_t addr, size_t *index)
     return s;
 }
 
-/*
- * Is the instruction at addr a conditional branch (B-type, c.beqz,
- * c.bnez)?  Its first parcel tells; read straight from the segment of
- * the previous instruction when it is the same one.
- */
-static bool is_branch(Ctx *c, uint64_t addr)
-{
-    uint16_t lo;
-
-    if (addr - c->seg_base + 1 >= c->seg_size) {
-        c->seg_data = rv_image_segment(c->image, addr, &c->seg_base,
-                                       &c->seg_size);
-        if (!c->seg_data || addr - c->seg_base + 1 >= c->seg_size) {
-            c->seg_size = 0;
-            return false;
-        }
-    }
-    lo = c->seg_data[addr - c->seg_base] |
-         c->seg_data[addr - c->seg_base + 1] << 8;
-    return (lo & 0x7f) == 0x63 || ((lo & 3) == 1 && (lo >> 14) == 3);
-}
-
 /* The index of the symbol holding addr (rv_image_symbols(): none). */
 static size_t symbol_index(Ctx *c, uint64_t addr)
 {
@@ -297,10 +273,9 @@ static size_t symbol_index(Ctx *c, uint64_t addr)
     return symbol_of(c, addr, &sym) ? sym : rv_image_symbols(c->image);
 }
 
-static void count_insn(Source *s, uint64_t addr, unsigned len)
+static void count_insn(Source *s, uint64_t addr, unsigned len, bool branch)
 {
     Ctx *c = s->ctx;
-    bool branch = is_branch(c, addr);
 
     s->insns++;
     s->taken += s->prev_branch && addr != s->prev_next;
@@ -398,7 +373,7 @@ static void out_json_insn(Source *s, uint64_t addr, unsigned priv,
 }
 
 /* ETraceInsnFn: one retired instruction. */
-static void on_insn(void *opaque, uint64_t addr, unsigned priv, unsigned len)
+static void on_insn(void *opaque, const ETraceDecInsn *insn)
 {
     Source *s = opaque;
     Output *o = &s->ctx->out;
@@ -406,16 +381,16 @@ static void on_insn(void *opaque, uint64_t addr, unsigned priv, unsigned len)
     switch (s->ctx->mode) {
     case OUT_ADDRESSES:
         out_src_prefix(s);
-        out_address_line(o, addr);
+        out_address_line(o, insn->addr);
         break;
     case OUT_DISASM:
-        out_disasm_line(s, addr, priv, len);
+        out_disasm_line(s, insn->addr, insn->privilege, insn->len);
         break;
     case OUT_JSON:
-        out_json_insn(s, addr, priv, len);
+        out_json_insn(s, insn->addr, insn->privilege, insn->len);
         break;
     case OUT_SUMMARY:
-        count_insn(s, addr, len);
+        count_insn(s, insn->addr, insn->len, insn->branch);
         break;
     }
 }
@@ -450,10 +425,12 @@ static void on_insn_run(void *opaque, uint64_t addr, unsigned priv,
         return;
     }
     for (unsigned i = 0; i < n; i++) {
-        unsigned len = lens4 >> i & 1 ? 4 : 2;
+        ETraceDecInsn insn = {
+            .addr = addr, .privilege = priv, .len = lens4 >> i & 1 ? 4 : 2,
+        };
 
-        on_insn(opaque, addr, priv, len);
-        addr += len;
+        on_insn(opaque, &insn);
+        addr += insn.len;
     }
 }
 

@@ -47,6 +47,7 @@ typedef struct DecInsn {
     uint8_t call:1;         /* pushes a return address (itype 8, 9) */
     uint8_t ret:1;          /* may pop one (itype 13) */
     uint8_t auipc:1;        /* constant is pc-relative */
+    uint8_t itype:4;        /* of a jump or trap return, for tools */
 } DecInsn;
 
 /*
@@ -253,6 +254,7 @@ static void decode_insn(ETraceDecoder *d, uint64_t addr, uint32_t insn,
         di->imm = c.offset;
         break;
     case RISCV_FLOW_JUMP:
+        di->itype = c.itype;
         di->call = c.itype == RISCV_ITYPE_UNINFERABLE_CALL ||
                    c.itype == RISCV_ITYPE_INFERABLE_CALL;
         di->ret = c.itype == RISCV_ITYPE_RETURN;
@@ -268,6 +270,7 @@ static void decode_insn(ETraceDecoder *d, uint64_t addr, uint32_t insn,
         break;
     case RISCV_FLOW_TRAP_RETURN:
         di->kind = KIND_TRAP_RETURN;
+        di->itype = RISCV_ITYPE_TRAP_RETURN;
         break;
     case RISCV_FLOW_TRAP:
         di->kind = KIND_NO_RETIRE;
@@ -313,7 +316,12 @@ static void emit(ETraceDecoder *d)
 {
     d->stats.instructions++;
     if (d->cfg.insn) {
-        d->cfg.insn(d->cfg.opaque, d->pc, d->priv, d->cur.len);
+        ETraceDecInsn insn = {
+            .addr = d->pc, .privilege = d->priv, .len = d->cur.len,
+            .branch = d->cur.kind == KIND_BRANCH, .itype = d->cur.itype,
+        };
+
+        d->cfg.insn(d->cfg.opaque, &insn);
     }
 }
 
@@ -686,7 +694,7 @@ static void skip_run(ETraceDecoder *d, const Target *t, uint64_t *run)
 {
     const RunInfo *r = run_info(d, d->pc);
     unsigned k = r->n ? r->n - 1 : 0;   /* after the current one */
-    uint64_t first, last, addr;
+    uint64_t first, last;
 
     if (k == 0 || d->walked + k > d->max_walk || *run + k > d->max_run) {
         return;
@@ -702,12 +710,12 @@ static void skip_run(ETraceDecoder *d, const Target *t, uint64_t *run)
     if (d->cfg.insn_run) {
         d->cfg.insn_run(d->cfg.opaque, first, d->priv, k, r->lens4 >> 1);
     } else if (d->cfg.insn) {
-        addr = first;
-        for (unsigned i = 1; i <= k; i++) {
-            unsigned len = r->lens4 >> i & 1 ? 4 : 2;
+        ETraceDecInsn insn = { .addr = first, .privilege = d->priv };
 
-            d->cfg.insn(d->cfg.opaque, addr, d->priv, len);
-            addr += len;
+        for (unsigned i = 1; i <= k; i++) {
+            insn.len = r->lens4 >> i & 1 ? 4 : 2;
+            d->cfg.insn(d->cfg.opaque, &insn);
+            insn.addr += insn.len;
         }
     }
     d->cur = (DecInsn) {

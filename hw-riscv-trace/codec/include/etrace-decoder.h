@@ -18,6 +18,7 @@
 #ifndef RISCV_ETRACE_DECODER_H
 #define RISCV_ETRACE_DECODER_H
 
+#include "target/riscv/insn_class.h"
 #include "etrace.h"
 
 typedef struct ETraceDecoder ETraceDecoder;
@@ -70,13 +71,31 @@ typedef struct ETraceDecEvent {
  */
 typedef bool ETraceReadParcelFn(void *opaque, uint64_t addr,
                                 uint16_t *parcel);
-/* One retired instruction, in program order. */
-typedef void ETraceInsnFn(void *opaque, uint64_t addr, unsigned privilege,
-                          unsigned len);
+/*
+ * One retired instruction, in program order: the element a tool prints or
+ * counts, with what the shared classifier (target/riscv/insn_class.h)
+ * says of it, so that no tool decodes instructions again.  A branch's
+ * outcome shows in the next instruction's address.
+ */
+typedef struct ETraceDecInsn {
+    uint64_t addr;
+    unsigned privilege;
+    unsigned len;           /* 2 or 4 */
+    bool branch;            /* a conditional branch */
+    /*
+     * A jump: its class (calls, tail calls, returns, co-routine swaps,
+     * other jumps, E-trace 4.1.1); a trap return: RISCV_ITYPE_TRAP_RETURN;
+     * else RISCV_ITYPE_NONE.
+     */
+    RISCVIType itype;
+} ETraceDecInsn;
+
+typedef void ETraceInsnFn(void *opaque, const ETraceDecInsn *insn);
 /*
  * n instructions retired in sequence from addr, none of them a control
  * transfer; instruction i is 4 bytes long if bit i of lens4 is set, else
- * 2.  Optional: without it, ETraceInsnFn gets them one by one.
+ * 2.  Optional (it is the fast way to take straight-line code): without
+ * it, ETraceInsnFn gets them one by one.
  */
 typedef void ETraceInsnRunFn(void *opaque, uint64_t addr, unsigned privilege,
                              unsigned n, uint64_t lens4);
