@@ -118,14 +118,14 @@ struct RISCVTraceEncoderState {
 
     /* Properties */
     CPUState *cpu;
-    Object *sinks[2];
+    Object *sink_link[2];       /* the "sink" and "pib" properties */
     uint32_t arch;
     bool trace_from_reset;
     uint32_t reset_src_id;      /* trTeInstFeatures at reset: SrcID */
     uint32_t reset_src_bits;    /* and SrcBits */
     uint32_t queue_len;         /* records, see TE_QUEUE_LEN */
 
-    RISCVTraceSink *sink[2];    /* sinks[] as realize found them */
+    RISCVTraceSink *sink[2];    /* sink_link[] as realize found them */
     RISCVTraceSinkClass *sink_class[2];
 
     /* Registers */
@@ -188,7 +188,7 @@ static size_t te_sink_space(RISCVTraceEncoderState *te)
     size_t space = SIZE_MAX;
     bool any = false;
 
-    for (int i = 0; i < ARRAY_SIZE(te->sinks); i++) {
+    for (int i = 0; i < ARRAY_SIZE(te->sink); i++) {
         RISCVTraceSinkClass *sc;
         RISCVTraceSink *sink = te_sink(te, i, &sc);
 
@@ -206,7 +206,7 @@ static size_t te_sink_space(RISCVTraceEncoderState *te)
 
 static void te_flush(RISCVTraceEncoderState *te)
 {
-    for (int i = 0; i < ARRAY_SIZE(te->sinks) && te->staged; i++) {
+    for (int i = 0; i < ARRAY_SIZE(te->sink) && te->staged; i++) {
         RISCVTraceSinkClass *sc;
         RISCVTraceSink *sink = te_sink(te, i, &sc);
 
@@ -667,7 +667,7 @@ static void te_end_codec(RISCVTraceEncoderState *te)
     te->budget = te_sink_space(te);
     etrace_encoder_stop(te->enc);
     te_flush(te);
-    for (int i = 0; i < ARRAY_SIZE(te->sinks); i++) {
+    for (int i = 0; i < ARRAY_SIZE(te->sink); i++) {
         RISCVTraceSinkClass *sc;
         RISCVTraceSink *sink = te_sink(te, i, &sc);
 
@@ -988,16 +988,16 @@ static void te_realize(DeviceState *dev, Error **errp)
         error_setg(errp, "riscv-trace-encoder: 'cpu' must name a RISC-V hart");
         return;
     }
-    for (int i = 0; i < ARRAY_SIZE(te->sinks); i++) {
-        if (!te->sinks[i]) {
+    for (int i = 0; i < ARRAY_SIZE(te->sink); i++) {
+        if (!te->sink_link[i]) {
             continue;
         }
-        if (!object_dynamic_cast(te->sinks[i], TYPE_RISCV_TRACE_SINK)) {
+        if (!object_dynamic_cast(te->sink_link[i], TYPE_RISCV_TRACE_SINK)) {
             error_setg(errp, "riscv-trace-encoder: sink %d is not a trace "
                        "sink", i);
             return;
         }
-        te->sink[i] = RISCV_TRACE_SINK(te->sinks[i]);
+        te->sink[i] = RISCV_TRACE_SINK(te->sink_link[i]);
         te->sink_class[i] = RISCV_TRACE_SINK_GET_CLASS(te->sink[i]);
     }
     if (!is_power_of_2(te->queue_len) || te->queue_len < 4 * TE_BATCH ||
@@ -1091,9 +1091,9 @@ static const VMStateDescription vmstate_te = {
 static const Property te_properties[] = {
     DEFINE_PROP_LINK("cpu", RISCVTraceEncoderState, cpu, TYPE_CPU,
                      CPUState *),
-    DEFINE_PROP_LINK("sink", RISCVTraceEncoderState, sinks[0], TYPE_OBJECT,
+    DEFINE_PROP_LINK("sink", RISCVTraceEncoderState, sink_link[0], TYPE_OBJECT,
                      Object *),
-    DEFINE_PROP_LINK("pib", RISCVTraceEncoderState, sinks[1], TYPE_OBJECT,
+    DEFINE_PROP_LINK("pib", RISCVTraceEncoderState, sink_link[1], TYPE_OBJECT,
                      Object *),
     DEFINE_PROP_UINT32("arch", RISCVTraceEncoderState, arch,
                        ETRACE_ARCH_1_1),

@@ -48,6 +48,8 @@ PKGS=(
     valgrind
     # scripts/test-sanitizers.sh (gcc's -fsanitize=address,undefined)
     libasan8 libubsan1
+    # tests-scripts/test-docs.py (the rst in docs/ parses cleanly)
+    python3-docutils
 )
 BPO_PKGS=(meson python3-pycotap)
 

@@ -1219,7 +1219,7 @@ void take_quiet_block(ETraceEncoder *e, const ETraceBlock *b, unsigned act)
  * instruction without an address (its fields are arbitrary but fixed:
  * the fast and the general path must leave the same state).
  */
-static void store_anonymous(ETraceEncoder *e, bool not_taken, uint8_t priv,
+static void pend_run_branch(ETraceEncoder *e, bool not_taken, uint8_t priv,
                             uint64_t context)
 {
     e->pending = (ETraceBlock) {
@@ -1263,7 +1263,7 @@ static void take_run(ETraceEncoder *e, const ETraceBlock *b)
     }
     for (unsigned i = 0; i < b->run && i < 64; i++) {
         finish_pending(e, &nx);
-        store_anonymous(e, b->run_map >> i & 1, b->priv, b->context);
+        pend_run_branch(e, b->run_map >> i & 1, b->priv, b->context);
     }
     count_units(e, b);
 }
@@ -1443,13 +1443,6 @@ void encode_block(ETraceEncoder *e, const ETraceBlock *b)
 void etrace_encoder_block(ETraceEncoder *e, const ETraceBlock *b)
 {
     encode_block(e, b);
-}
-
-void etrace_encoder_blocks(ETraceEncoder *e, const ETraceBlock *b, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        encode_block(e, &b[i]);
-    }
 }
 
 /* ------------------------------------------------------- packed blocks */
@@ -1769,7 +1762,7 @@ static bool take_run_fast(ETraceEncoder *e, const ETracePackedBlock *pb,
             send_branches(e);
         }
     }
-    store_anonymous(e, map >> (n - 1) & 1,
+    pend_run_branch(e, map >> (n - 1) & 1,
                     pb_field(info, ETRACE_PB_PRIV_SHIFT, 3) & e->priv_mask,
                     context);
     e->halfwords += pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16);

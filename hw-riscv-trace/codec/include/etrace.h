@@ -490,13 +490,11 @@ void etrace_encoder_free(ETraceEncoder *e);
 void etrace_encoder_start(ETraceEncoder *e, const ETraceOptions *o);
 /* Feed one block; packets may be emitted. */
 void etrace_encoder_block(ETraceEncoder *e, const ETraceBlock *b);
-/* Feed n blocks, the same as n calls of etrace_encoder_block(), faster. */
-void etrace_encoder_blocks(ETraceEncoder *e, const ETraceBlock *b, size_t n);
 
 /*
  * Feed packed blocks, all of this context, the first of them with ctype
- * first_ctype (the others 0): the same as etrace_encoder_blocks() on
- * their unpacked form, faster.  Takes the entries pb[0..n) up to, not
+ * first_ctype (the others 0): the same as etrace_encoder_block() on each
+ * of their unpacked forms, faster.  Takes the entries pb[0..n) up to, not
  * including, the first block after pb[0] whose info has a bit of
  * stop_mask set (the producer's bits for records it handles itself), or
  * a trap whose second entry is not before pb[n]; returns how many
