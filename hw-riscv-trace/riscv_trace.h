@@ -13,19 +13,32 @@
 #define HW_RISCV_TRACE_H
 
 #include "hw/sysbus.h"
+#include "hw/registerfields.h"
 #include "qom/object.h"
 
 #define RISCV_TRACE_REG_SIZE        0x1000
 
-/* Common Control bits and Impl fields (TCI 2.1). */
-#define TR_CONTROL_ACTIVE           BIT(0)
-#define TR_CONTROL_ENABLE           BIT(1)
-#define TR_CONTROL_EMPTY            BIT(3)
-#define TR_IMPL_VER(major, minor)   ((major) | (minor) << 4)
-#define TR_IMPL_TYPE_SHIFT          8
+/* Control and Impl, at the same offsets in every component (TCI 2.1). */
+REG32(TR_CONTROL, 0x000)
+    FIELD(TR_CONTROL, ACTIVE, 0, 1)
+    FIELD(TR_CONTROL, ENABLE, 1, 1)
+    FIELD(TR_CONTROL, EMPTY, 3, 1)
+REG32(TR_IMPL, 0x004)
+    FIELD(TR_IMPL, VER_MAJOR, 0, 4)
+    FIELD(TR_IMPL, VER_MINOR, 4, 4)
+    FIELD(TR_IMPL, COMP_TYPE, 8, 4)
+
 #define TR_COMP_ENCODER             0x1
 #define TR_COMP_RAM_SINK            0x9
 #define TR_COMP_PIB_SINK            0xA
+
+/* Impl of a component of this type, version 1.0 (the rest reads 0). */
+static inline uint32_t riscv_trace_impl_v1(unsigned comp_type)
+{
+    uint32_t impl = FIELD_DP32(0, TR_IMPL, VER_MAJOR, 1);
+
+    return FIELD_DP32(impl, TR_IMPL, COMP_TYPE, comp_type);
+}
 
 /*
  * Sinks.  An encoder asks how many bytes a sink takes before it stops

@@ -40,45 +40,42 @@
 #include "etrace-filter.h"
 #include "trace.h"
 
-#define TE_CONTROL              0x000
-#define TE_IMPL                 0x004
-#define TE_INST_FEATURES        0x008
-#define TE_DISCOVERY0           0xE00
-#define TE_DISCOVERY1           0xE04
+REG32(TE_CONTROL, 0x000)        /* trTeControl */
+    FIELD(TE_CONTROL, INST_TRACING, 2, 1)
+    FIELD(TE_CONTROL, INST_MODE, 4, 3)
+    FIELD(TE_CONTROL, CONTEXT, 9, 1)
+    FIELD(TE_CONTROL, STALL_OR_OVERFLOW, 12, 1)
+    FIELD(TE_CONTROL, INHIBIT_SRC, 15, 1)
+    FIELD(TE_CONTROL, SYNC_MODE, 16, 2)
+    FIELD(TE_CONTROL, SYNC_MAX, 20, 4)
+REG32(TE_IMPL, 0x004)
+REG32(TE_INST_FEATURES, 0x008)  /* trTeInstFeatures: etrace-regs.h */
+    FIELD(TE_INST_FEATURES, NO_ADDR_DIFF, ETRACE_FEAT_NO_ADDR_DIFF, 1)
+    FIELD(TE_INST_FEATURES, NO_TRAP_ADDR, ETRACE_FEAT_NO_TRAP_ADDR, 1)
+    FIELD(TE_INST_FEATURES, EN_SEQUENTIAL_JUMP,
+          ETRACE_FEAT_SEQUENTIAL_JUMP, 1)
+    FIELD(TE_INST_FEATURES, EN_IMPLICIT_RETURN,
+          ETRACE_FEAT_IMPLICIT_RETURN, 1)
+    FIELD(TE_INST_FEATURES, EN_BRANCH_PREDICTION,
+          ETRACE_FEAT_BRANCH_PREDICTION, 1)
+    FIELD(TE_INST_FEATURES, EN_JUMP_TARGET_CACHE,
+          ETRACE_FEAT_JUMP_TARGET_CACHE, 1)
+    FIELD(TE_INST_FEATURES, IR_MODE, ETRACE_FEAT_IR_MODE, 2)
+    FIELD(TE_INST_FEATURES, SRC_ID, ETRACE_FEAT_SRC_ID, 12)
+    FIELD(TE_INST_FEATURES, SRC_BITS, ETRACE_FEAT_SRC_BITS, 4)
+REG32(TE_DISCOVERY0, 0xE00)     /* this implementation's own */
+REG32(TE_DISCOVERY1, 0xE04)
 
-/* trTeControl */
-#define TE_INST_TRACING         BIT(2)
-#define TE_INST_MODE_SHIFT      4
-#define TE_INST_MODE_LEN        3
-#define TE_CONTEXT              BIT(9)
-#define TE_STALL_OR_OVERFLOW    BIT(12)
-#define TE_INHIBIT_SRC          BIT(15)
-#define TE_SYNC_MODE_SHIFT      16
-#define TE_SYNC_MODE_LEN        2
-#define TE_SYNC_MAX_SHIFT       20
-#define TE_SYNC_MAX_LEN         4
-/* The fields software can change; the rest reads 0 (WARL). */
-#define TE_CONTROL_RW   (TR_CONTROL_ACTIVE | TR_CONTROL_ENABLE | \
-                         TE_INST_TRACING | TE_CONTEXT | TE_INHIBIT_SRC | \
-                         MAKE_64BIT_MASK(TE_INST_MODE_SHIFT, 3) | \
-                         MAKE_64BIT_MASK(TE_SYNC_MODE_SHIFT, 2) | \
-                         MAKE_64BIT_MASK(TE_SYNC_MAX_SHIFT, 4))
+/* The Control fields software can change; the rest reads 0 (WARL). */
+#define TE_CONTROL_RW   (R_TR_CONTROL_ACTIVE_MASK | R_TR_CONTROL_ENABLE_MASK | \
+                         R_TE_CONTROL_INST_TRACING_MASK | \
+                         R_TE_CONTROL_CONTEXT_MASK | \
+                         R_TE_CONTROL_INHIBIT_SRC_MASK | \
+                         R_TE_CONTROL_INST_MODE_MASK | \
+                         R_TE_CONTROL_SYNC_MODE_MASK | \
+                         R_TE_CONTROL_SYNC_MAX_MASK)
 /* The only InstMode: instruction delta trace ("optimized", 6). */
 #define TE_INST_MODE_DELTA      6
-
-/* trTeInstFeatures */
-#define TE_NO_ADDR_DIFF         BIT(0)
-#define TE_NO_TRAP_ADDR         BIT(1)
-#define TE_EN_SEQUENTIAL_JUMP   BIT(2)
-#define TE_EN_IMPLICIT_RETURN   BIT(3)
-#define TE_EN_BRANCH_PREDICTION BIT(4)
-#define TE_EN_JUMP_TARGET_CACHE BIT(5)
-#define TE_IR_MODE_SHIFT        6
-#define TE_IR_MODE_COUNT        1
-#define TE_IR_MODE_FULL         3
-#define TE_SRC_ID_SHIFT         16
-#define TE_SRC_ID_LEN           12
-#define TE_SRC_BITS_SHIFT       28
 #define TE_SRC_BITS_MAX         12
 
 /* Bytes gathered before they go to the sinks. */
@@ -227,7 +224,7 @@ te_emit_slow(RISCVTraceEncoderState *te, const uint8_t *bytes, size_t len)
     if (len > te->budget || te->lost) {
         /* nothing more until the codec knows (te_check_lost()) */
         trace_riscv_trace_encoder_lost(te->cpu->cpu_index, len);
-        te->control |= TE_STALL_OR_OVERFLOW;
+        te->control |= R_TE_CONTROL_STALL_OR_OVERFLOW_MASK;
         te->lost = true;
         return;
     }
@@ -273,7 +270,7 @@ static void te_emit(void *opaque, const uint8_t *bytes, size_t len)
  */
 static void te_context(RISCVTraceEncoderState *te, uint64_t context)
 {
-    if ((te->control & TE_CONTEXT) && context != te->context) {
+    if ((te->control & R_TE_CONTROL_CONTEXT_MASK) && context != te->context) {
         te->context = context;
         te->ctype = 1;
     }
@@ -603,10 +600,8 @@ static unsigned te_insn_len(void *opaque, uint64_t addr)
 static void te_options(RISCVTraceEncoderState *te, ETraceOptions *o)
 {
     *o = (ETraceOptions) {
-        .sync_mode = extract32(te->control, TE_SYNC_MODE_SHIFT,
-                               TE_SYNC_MODE_LEN),
-        .sync_max = extract32(te->control, TE_SYNC_MAX_SHIFT,
-                              TE_SYNC_MAX_LEN),
+        .sync_mode = FIELD_EX32(te->control, TE_CONTROL, SYNC_MODE),
+        .sync_max = FIELD_EX32(te->control, TE_CONTROL, SYNC_MAX),
     };
     etrace_options_from_features(te->inst_features, o);
 }
@@ -636,10 +631,9 @@ static uint64_t te_hart_asid(RISCVTraceEncoderState *te)
  */
 static void te_source_params(RISCVTraceEncoderState *te)
 {
-    unsigned bits = te->control & TE_INHIBIT_SRC ? 0 :
-                    extract32(te->inst_features, TE_SRC_BITS_SHIFT, 4);
-    uint32_t id = extract32(te->inst_features, TE_SRC_ID_SHIFT,
-                            TE_SRC_ID_LEN);
+    unsigned bits = FIELD_EX32(te->control, TE_CONTROL, INHIBIT_SRC) ? 0 :
+                    FIELD_EX32(te->inst_features, TE_INST_FEATURES, SRC_BITS);
+    uint32_t id = FIELD_EX32(te->inst_features, TE_INST_FEATURES, SRC_ID);
 
     te->params.src_bits = bits;
     te->params.src_id = bits ? extract32(id, 0, bits) : 0;
@@ -681,13 +675,14 @@ static void te_start(RISCVTraceEncoderState *te)
 {
     te_source_params(te);
     te_options(te, &te->options);
-    te->context = te->control & TE_CONTEXT ? te_hart_asid(te) : 0;
+    te->context = FIELD_EX32(te->control, TE_CONTROL, CONTEXT) ?
+                  te_hart_asid(te) : 0;
     if (!te_start_codec(te)) {
         /* Unreachable through the registers; the guest can still see it */
         qemu_log_mask(LOG_GUEST_ERROR, "riscv-trace-encoder: hart %d: the "
                       "codec refused this configuration; InstTracing "
                       "cleared\n", te->cpu->cpu_index);
-        te->control &= ~TE_INST_TRACING;
+        te->control &= ~R_TE_CONTROL_INST_TRACING_MASK;
         return;
     }
     qatomic_set(&te->tracing, true);
@@ -814,10 +809,11 @@ static void te_vm_state_change(void *opaque, bool running, RunState state)
 
 static bool te_wants_trace(RISCVTraceEncoderState *te)
 {
-    uint32_t need = TR_CONTROL_ACTIVE | TR_CONTROL_ENABLE | TE_INST_TRACING;
+    uint32_t need = R_TR_CONTROL_ACTIVE_MASK | R_TR_CONTROL_ENABLE_MASK |
+                    R_TE_CONTROL_INST_TRACING_MASK;
 
     return (te->control & need) == need &&
-           extract32(te->control, TE_INST_MODE_SHIFT, TE_INST_MODE_LEN);
+           FIELD_EX32(te->control, TE_CONTROL, INST_MODE);
 }
 
 static void te_update(RISCVTraceEncoderState *te)
@@ -838,33 +834,31 @@ static void te_update(RISCVTraceEncoderState *te)
 /* The Active 0->1 write: every other field takes its default. */
 static uint32_t te_control_defaults(void)
 {
-    return TR_CONTROL_ACTIVE |
-           TE_INST_MODE_DELTA << TE_INST_MODE_SHIFT |
-           ETRACE_SYNC_PACKETS << TE_SYNC_MODE_SHIFT |
-           4 << TE_SYNC_MAX_SHIFT;
+    return R_TR_CONTROL_ACTIVE_MASK |
+           TE_INST_MODE_DELTA << R_TE_CONTROL_INST_MODE_SHIFT |
+           ETRACE_SYNC_PACKETS << R_TE_CONTROL_SYNC_MODE_SHIFT |
+           4 << R_TE_CONTROL_SYNC_MAX_SHIFT;
 }
 
 static void te_write_control(RISCVTraceEncoderState *te, uint32_t val)
 {
     uint32_t old = te->control;
 
-    if (!(val & TR_CONTROL_ACTIVE)) {
+    if (!(val & R_TR_CONTROL_ACTIVE_MASK)) {
         te->control = 0;
         te->inst_features = 0;
         etrace_filter_reset(&te->filter);
-    } else if (!(old & TR_CONTROL_ACTIVE)) {
+    } else if (!(old & R_TR_CONTROL_ACTIVE_MASK)) {
         te->control = te_control_defaults();
     } else {
-        uint32_t mode = extract32(val, TE_INST_MODE_SHIFT, TE_INST_MODE_LEN);
-
-        if (mode) {
-            val = deposit32(val, TE_INST_MODE_SHIFT, TE_INST_MODE_LEN,
-                            TE_INST_MODE_DELTA);
+        if (FIELD_EX32(val, TE_CONTROL, INST_MODE)) {
+            val = FIELD_DP32(val, TE_CONTROL, INST_MODE, TE_INST_MODE_DELTA);
         }
         te->control = (val & TE_CONTROL_RW) |
-                      (old & TE_STALL_OR_OVERFLOW & ~val);
-        if (!(old & TR_CONTROL_ENABLE) && (val & TR_CONTROL_ENABLE)) {
-            te->control &= ~TE_STALL_OR_OVERFLOW;
+                      (old & R_TE_CONTROL_STALL_OR_OVERFLOW_MASK & ~val);
+        if (!FIELD_EX32(old, TR_CONTROL, ENABLE) &&
+            FIELD_EX32(val, TR_CONTROL, ENABLE)) {
+            te->control &= ~R_TE_CONTROL_STALL_OR_OVERFLOW_MASK;
         }
     }
     te_update(te);
@@ -872,26 +866,31 @@ static void te_write_control(RISCVTraceEncoderState *te, uint32_t val)
 
 static uint32_t te_legal_features(uint32_t val)
 {
-    uint32_t f = val & (TE_NO_ADDR_DIFF | TE_NO_TRAP_ADDR |
-                        TE_EN_SEQUENTIAL_JUMP | TE_EN_IMPLICIT_RETURN |
-                        TE_EN_BRANCH_PREDICTION | TE_EN_JUMP_TARGET_CACHE |
-                        MAKE_64BIT_MASK(TE_SRC_ID_SHIFT, TE_SRC_ID_LEN));
-    unsigned ir_mode = extract32(val, TE_IR_MODE_SHIFT, 2);
-    unsigned src_bits = extract32(val, TE_SRC_BITS_SHIFT, 4);
+    uint32_t f = val & (R_TE_INST_FEATURES_NO_ADDR_DIFF_MASK |
+                        R_TE_INST_FEATURES_NO_TRAP_ADDR_MASK |
+                        R_TE_INST_FEATURES_EN_SEQUENTIAL_JUMP_MASK |
+                        R_TE_INST_FEATURES_EN_IMPLICIT_RETURN_MASK |
+                        R_TE_INST_FEATURES_EN_BRANCH_PREDICTION_MASK |
+                        R_TE_INST_FEATURES_EN_JUMP_TARGET_CACHE_MASK |
+                        R_TE_INST_FEATURES_SRC_ID_MASK);
+    unsigned ir_mode = FIELD_EX32(val, TE_INST_FEATURES, IR_MODE);
+    unsigned src_bits = FIELD_EX32(val, TE_INST_FEATURES, SRC_BITS);
 
     /* Implicit return: a call counter or a full-address stack. */
-    if (ir_mode) {
-        ir_mode = ir_mode == TE_IR_MODE_COUNT ? ir_mode : TE_IR_MODE_FULL;
+    if (ir_mode && ir_mode != ETRACE_FEAT_IR_MODE_COUNTER) {
+        ir_mode = ETRACE_FEAT_IR_MODE_STACK;
     }
-    f = deposit32(f, TE_IR_MODE_SHIFT, 2, ir_mode);
-    return deposit32(f, TE_SRC_BITS_SHIFT, 4, MIN(src_bits, TE_SRC_BITS_MAX));
+    f = FIELD_DP32(f, TE_INST_FEATURES, IR_MODE, ir_mode);
+    return FIELD_DP32(f, TE_INST_FEATURES, SRC_BITS,
+                      MIN(src_bits, TE_SRC_BITS_MAX));
 }
 
 static uint32_t te_impl(RISCVTraceEncoderState *te)
 {
     bool v2 = te->arch == ETRACE_ARCH_2_0;
 
-    return TR_IMPL_VER(1, 0) | TR_COMP_ENCODER << TR_IMPL_TYPE_SHIFT |
+    /* ProtocolMajor (bits 19:16) and ProtocolMinor (23:20): 1.1 or 2.0 */
+    return riscv_trace_impl_v1(TR_COMP_ENCODER) |
            (v2 ? 2 : 1) << 16 | (v2 ? 0 : 1) << 20;
 }
 
@@ -901,7 +900,7 @@ static uint32_t te_discovery(RISCVTraceEncoderState *te, hwaddr addr)
     uint32_t d0, d1;
 
     etrace_params_to_discovery(&te->params, &d0, &d1);
-    return addr == TE_DISCOVERY0 ? d0 : d1;
+    return addr == A_TE_DISCOVERY0 ? d0 : d1;
 }
 
 static uint64_t te_read(void *opaque, hwaddr addr, unsigned size)
@@ -909,20 +908,20 @@ static uint64_t te_read(void *opaque, hwaddr addr, unsigned size)
     RISCVTraceEncoderState *te = opaque;
     uint64_t val = 0;
 
-    if (addr == TE_CONTROL) {
+    if (addr == A_TE_CONTROL) {
         val = te->control;
         if (!te->stopping && !te_queued(te)) {
-            val |= TR_CONTROL_EMPTY;
+            val |= R_TR_CONTROL_EMPTY_MASK;
         }
-    } else if (addr == TE_IMPL) {
+    } else if (addr == A_TE_IMPL) {
         val = te_impl(te);
-    } else if (!(te->control & TR_CONTROL_ACTIVE)) {
+    } else if (!(te->control & R_TR_CONTROL_ACTIVE_MASK)) {
         val = 0;
-    } else if (addr == TE_INST_FEATURES) {
+    } else if (addr == A_TE_INST_FEATURES) {
         val = te->inst_features;
     } else if (etrace_filter_is_reg(addr)) {
         val = etrace_filter_read(&te->filter, addr);
-    } else if (addr == TE_DISCOVERY0 || addr == TE_DISCOVERY1) {
+    } else if (addr == A_TE_DISCOVERY0 || addr == A_TE_DISCOVERY1) {
         val = te_discovery(te, addr);
     }
     trace_riscv_trace_encoder_read(te->cpu->cpu_index, addr, val);
@@ -934,13 +933,13 @@ static void te_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
     RISCVTraceEncoderState *te = opaque;
 
     trace_riscv_trace_encoder_write(te->cpu->cpu_index, addr, val);
-    if (addr == TE_CONTROL) {
+    if (addr == A_TE_CONTROL) {
         te_write_control(te, val);
-    } else if (!(te->control & TR_CONTROL_ACTIVE)) {
+    } else if (!(te->control & R_TR_CONTROL_ACTIVE_MASK)) {
         qemu_log_mask(LOG_GUEST_ERROR, "riscv-trace-encoder: hart %d: write "
                       "to 0x%" HWADDR_PRIx " while not Active, ignored\n",
                       te->cpu->cpu_index, addr);
-    } else if (addr == TE_INST_FEATURES) {
+    } else if (addr == A_TE_INST_FEATURES) {
         te->inst_features = te_legal_features(val);
     } else if (etrace_filter_is_reg(addr)) {
         te_write_filter(te, addr, val);
@@ -970,12 +969,12 @@ static void te_reset(DeviceState *dev)
     trace_riscv_trace_encoder_reset(te->cpu->cpu_index, te->trace_from_reset);
     te_write_control(te, 0);
     if (te->trace_from_reset) {
-        te_write_control(te, TR_CONTROL_ACTIVE);
+        te_write_control(te, R_TR_CONTROL_ACTIVE_MASK);
         te->inst_features = te_legal_features(
-            te->reset_src_id << TE_SRC_ID_SHIFT |
-            te->reset_src_bits << TE_SRC_BITS_SHIFT);
-        te_write_control(te, te->control | TR_CONTROL_ENABLE |
-                             TE_INST_TRACING);
+            te->reset_src_id << R_TE_INST_FEATURES_SRC_ID_SHIFT |
+            te->reset_src_bits << R_TE_INST_FEATURES_SRC_BITS_SHIFT);
+        te_write_control(te, te->control | R_TR_CONTROL_ENABLE_MASK |
+                             R_TE_CONTROL_INST_TRACING_MASK);
     }
 }
 

@@ -23,8 +23,8 @@
 #include "riscv_trace.h"
 #include "trace.h"
 
-#define PIB_CONTROL         0x000
-#define PIB_IMPL            0x004
+REG32(PIB_CONTROL, 0x000)
+REG32(PIB_IMPL, 0x004)
 
 OBJECT_DECLARE_SIMPLE_TYPE(RISCVTracePibSinkState, RISCV_TRACE_PIBSINK)
 
@@ -40,7 +40,7 @@ struct RISCVTracePibSinkState {
 static size_t pib_space(RISCVTraceSink *sink)
 {
     RISCVTracePibSinkState *s = RISCV_TRACE_PIBSINK(sink);
-    uint32_t on = TR_CONTROL_ACTIVE | TR_CONTROL_ENABLE;
+    uint32_t on = R_TR_CONTROL_ACTIVE_MASK | R_TR_CONTROL_ENABLE_MASK;
 
     return (s->control & on) == on && qemu_chr_fe_backend_connected(&s->chr) ?
            SIZE_MAX : 0;
@@ -66,11 +66,11 @@ static uint64_t pib_read(void *opaque, hwaddr addr, unsigned size)
     uint64_t val = 0;
 
     switch (addr) {
-    case PIB_CONTROL:
-        val = s->control | TR_CONTROL_EMPTY;
+    case A_PIB_CONTROL:
+        val = s->control | R_TR_CONTROL_EMPTY_MASK;
         break;
-    case PIB_IMPL:
-        val = TR_IMPL_VER(1, 0) | TR_COMP_PIB_SINK << TR_IMPL_TYPE_SHIFT;
+    case A_PIB_IMPL:
+        val = riscv_trace_impl_v1(TR_COMP_PIB_SINK);
         break;
     }
     trace_riscv_trace_pibsink_read(addr, val);
@@ -83,18 +83,19 @@ static void pib_mmio_write(void *opaque, hwaddr addr, uint64_t val,
     RISCVTracePibSinkState *s = opaque;
 
     trace_riscv_trace_pibsink_mmio_write(addr, val);
-    if (addr != PIB_CONTROL) {
+    if (addr != A_PIB_CONTROL) {
         qemu_log_mask(LOG_GUEST_ERROR, "riscv-trace-pibsink: write to "
                       "read-only or unimplemented register 0x%" HWADDR_PRIx
                       ", ignored\n", addr);
         return;
     }
-    if (!(val & TR_CONTROL_ACTIVE)) {
+    if (!(val & R_TR_CONTROL_ACTIVE_MASK)) {
         s->control = 0;
-    } else if (!(s->control & TR_CONTROL_ACTIVE)) {
-        s->control = TR_CONTROL_ACTIVE;
+    } else if (!(s->control & R_TR_CONTROL_ACTIVE_MASK)) {
+        s->control = R_TR_CONTROL_ACTIVE_MASK;
     } else {
-        s->control = val & (TR_CONTROL_ACTIVE | TR_CONTROL_ENABLE);
+        s->control = val & (R_TR_CONTROL_ACTIVE_MASK |
+                            R_TR_CONTROL_ENABLE_MASK);
     }
 }
 
@@ -113,7 +114,8 @@ static void pib_reset(DeviceState *dev)
     RISCVTracePibSinkState *s = RISCV_TRACE_PIBSINK(dev);
 
     trace_riscv_trace_pibsink_reset();
-    s->control = s->start_enabled ? TR_CONTROL_ACTIVE | TR_CONTROL_ENABLE : 0;
+    s->control = s->start_enabled ?
+                 R_TR_CONTROL_ACTIVE_MASK | R_TR_CONTROL_ENABLE_MASK : 0;
 }
 
 static void pib_realize(DeviceState *dev, Error **errp)

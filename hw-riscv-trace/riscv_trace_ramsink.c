@@ -30,28 +30,27 @@
 #include "riscv_trace.h"
 #include "trace.h"
 
-#define RAM_CONTROL         0x000
-#define RAM_IMPL            0x004
-#define RAM_START_LOW       0x010
-#define RAM_START_HIGH      0x014
-#define RAM_LIMIT_LOW       0x018
-#define RAM_LIMIT_HIGH      0x01C
-#define RAM_WP_LOW          0x020
-#define RAM_WP_HIGH         0x024
-#define RAM_RP_LOW          0x028
-#define RAM_RP_HIGH         0x02C
-#define RAM_DATA            0x040
+REG32(RAM_CONTROL, 0x000)       /* trRamControl */
+    FIELD(RAM_CONTROL, MODE_SMEM, 4, 1)
+    FIELD(RAM_CONTROL, STOP_ON_WRAP, 8, 1)
+REG32(RAM_IMPL, 0x004)
+    FIELD(RAM_IMPL, HAS_SRAM, 12, 1)
+    FIELD(RAM_IMPL, HAS_SMEM, 13, 1)
+REG32(RAM_START_LOW, 0x010)
+REG32(RAM_START_HIGH, 0x014)
+REG32(RAM_LIMIT_LOW, 0x018)
+REG32(RAM_LIMIT_HIGH, 0x01C)
+REG32(RAM_WP_LOW, 0x020)
+    FIELD(RAM_WP_LOW, WRAP, 0, 1)
+REG32(RAM_WP_HIGH, 0x024)
+REG32(RAM_RP_LOW, 0x028)
+REG32(RAM_RP_HIGH, 0x02C)
+REG32(RAM_DATA, 0x040)
 
-/* trRamControl */
-#define RAM_MODE_SMEM       BIT(4)
-#define RAM_STOP_ON_WRAP    BIT(8)
-#define RAM_CONTROL_RW      (TR_CONTROL_ACTIVE | TR_CONTROL_ENABLE | \
-                             RAM_MODE_SMEM | RAM_STOP_ON_WRAP)
-/* trRamImpl */
-#define RAM_HAS_SRAM        BIT(12)
-#define RAM_HAS_SMEM        BIT(13)
-/* trRamWPLow */
-#define RAM_WRAP            BIT(0)
+/* The Control fields software can change; the rest reads 0 (WARL). */
+#define RAM_CONTROL_RW  (R_TR_CONTROL_ACTIVE_MASK | R_TR_CONTROL_ENABLE_MASK | \
+                         R_RAM_CONTROL_MODE_SMEM_MASK | \
+                         R_RAM_CONTROL_STOP_ON_WRAP_MASK)
 
 OBJECT_DECLARE_SIMPLE_TYPE(RISCVTraceRamSinkState, RISCV_TRACE_RAMSINK)
 
@@ -76,12 +75,12 @@ struct RISCVTraceRamSinkState {
 
 static bool ram_smem(RISCVTraceRamSinkState *s)
 {
-    return s->control & RAM_MODE_SMEM;
+    return s->control & R_RAM_CONTROL_MODE_SMEM_MASK;
 }
 
 static bool ram_enabled(RISCVTraceRamSinkState *s)
 {
-    uint32_t on = TR_CONTROL_ACTIVE | TR_CONTROL_ENABLE;
+    uint32_t on = R_TR_CONTROL_ACTIVE_MASK | R_TR_CONTROL_ENABLE_MASK;
 
     return (s->control & on) == on;
 }
@@ -141,7 +140,7 @@ static size_t ram_space(RISCVTraceSink *sink)
     if (!ram_enabled(s) || (ram_smem(s) && !s->smem_ok)) {
         return 0;
     }
-    if (s->control & RAM_STOP_ON_WRAP) {
+    if (s->control & R_RAM_CONTROL_STOP_ON_WRAP_MASK) {
         return ram_limit(s) + 4 - s->wp;
     }
     return SIZE_MAX;
@@ -173,8 +172,8 @@ static void ram_write(RISCVTraceSink *sink, const uint8_t *buf, size_t len)
         if (s->wp == end) {
             s->wp = ram_start(s);
             s->wrap = true;
-            if (s->control & RAM_STOP_ON_WRAP) {
-                s->control &= ~TR_CONTROL_ENABLE;
+            if (s->control & R_RAM_CONTROL_STOP_ON_WRAP_MASK) {
+                s->control &= ~R_TR_CONTROL_ENABLE_MASK;
             }
         }
     }
@@ -198,37 +197,38 @@ static void ram_write_control(RISCVTraceRamSinkState *s, uint32_t val)
 {
     uint32_t old = s->control;
 
-    if (!(val & TR_CONTROL_ACTIVE)) {
+    if (!(val & R_TR_CONTROL_ACTIVE_MASK)) {
         s->control = 0;
         return;
     }
-    if (!(old & TR_CONTROL_ACTIVE)) {
-        s->control = TR_CONTROL_ACTIVE | RAM_MODE_SMEM;
+    if (!(old & R_TR_CONTROL_ACTIVE_MASK)) {
+        s->control = R_TR_CONTROL_ACTIVE_MASK | R_RAM_CONTROL_MODE_SMEM_MASK;
         return;
     }
     s->control = val & RAM_CONTROL_RW;
-    if (old & TR_CONTROL_ENABLE) {
+    if (old & R_TR_CONTROL_ENABLE_MASK) {
         /* The buffer the sink writes does not change under it. */
-        s->control = (s->control & ~RAM_MODE_SMEM) | (old & RAM_MODE_SMEM);
+        s->control = FIELD_DP32(s->control, RAM_CONTROL, MODE_SMEM,
+                                FIELD_EX32(old, RAM_CONTROL, MODE_SMEM));
     }
-    if (!(old & TR_CONTROL_ENABLE) && (val & TR_CONTROL_ENABLE)) {
+    if (!(old & R_TR_CONTROL_ENABLE_MASK) && (val & R_TR_CONTROL_ENABLE_MASK)) {
         s->smem_ok = ram_range_is_ram(s->start, s->limit);
         if (s->wp < ram_start(s) || s->wp > ram_limit(s)) {
             s->wp = ram_start(s);
         }
     }
-    if ((old & TR_CONTROL_ENABLE) && !(val & TR_CONTROL_ENABLE)) {
+    if ((old & R_TR_CONTROL_ENABLE_MASK) && !(val & R_TR_CONTROL_ENABLE_MASK)) {
         /* Enable 1->0 flushes: no partial word is left behind. */
-        s->control |= TR_CONTROL_ENABLE;
+        s->control |= R_TR_CONTROL_ENABLE_MASK;
         ram_flush(RISCV_TRACE_SINK(s));
-        s->control &= ~TR_CONTROL_ENABLE;
+        s->control &= ~R_TR_CONTROL_ENABLE_MASK;
     }
 }
 
 static uint32_t ram_impl(void)
 {
-    return TR_IMPL_VER(1, 0) | TR_COMP_RAM_SINK << TR_IMPL_TYPE_SHIFT |
-           RAM_HAS_SRAM | RAM_HAS_SMEM;
+    return riscv_trace_impl_v1(TR_COMP_RAM_SINK) |
+           R_RAM_IMPL_HAS_SRAM_MASK | R_RAM_IMPL_HAS_SMEM_MASK;
 }
 
 static uint64_t ram_data(RISCVTraceRamSinkState *s)
@@ -248,41 +248,42 @@ static uint64_t ram_read(void *opaque, hwaddr addr, unsigned size)
     uint64_t val = 0;
 
     switch (addr) {
-    case RAM_CONTROL:
-        val = s->control | TR_CONTROL_EMPTY;
+    case A_RAM_CONTROL:
+        val = s->control | R_TR_CONTROL_EMPTY_MASK;
         break;
-    case RAM_IMPL:
+    case A_RAM_IMPL:
         val = ram_impl();
         break;
-    case RAM_START_LOW:
+    case A_RAM_START_LOW:
         val = (uint32_t)ram_start(s);
         break;
-    case RAM_START_HIGH:
+    case A_RAM_START_HIGH:
         val = ram_start(s) >> 32;
         break;
-    case RAM_LIMIT_LOW:
+    case A_RAM_LIMIT_LOW:
         val = (uint32_t)ram_limit(s);
         break;
-    case RAM_LIMIT_HIGH:
+    case A_RAM_LIMIT_HIGH:
         val = ram_limit(s) >> 32;
         break;
-    case RAM_WP_LOW:
-        val = (uint32_t)(s->wp & ~3ULL) | (s->wrap ? RAM_WRAP : 0);
+    case A_RAM_WP_LOW:
+        val = FIELD_DP32((uint32_t)(s->wp & ~3ULL), RAM_WP_LOW, WRAP,
+                         s->wrap);
         break;
-    case RAM_WP_HIGH:
+    case A_RAM_WP_HIGH:
         val = s->wp >> 32;
         break;
-    case RAM_RP_LOW:
+    case A_RAM_RP_LOW:
         val = (uint32_t)s->rp;
         break;
-    case RAM_RP_HIGH:
+    case A_RAM_RP_HIGH:
         val = s->rp >> 32;
         break;
-    case RAM_DATA:
+    case A_RAM_DATA:
         val = ram_data(s);
         break;
     }
-    if (!(s->control & TR_CONTROL_ACTIVE) && addr > RAM_IMPL) {
+    if (!(s->control & R_TR_CONTROL_ACTIVE_MASK) && addr > A_RAM_IMPL) {
         val = 0;
     }
     trace_riscv_trace_ramsink_read(addr, val);
@@ -301,34 +302,34 @@ static void ram_mmio_write(void *opaque, hwaddr addr, uint64_t val,
     RISCVTraceRamSinkState *s = opaque;
 
     trace_riscv_trace_ramsink_mmio_write(addr, val);
-    if (addr == RAM_CONTROL) {
+    if (addr == A_RAM_CONTROL) {
         ram_write_control(s, val);
         return;
     }
     /* Pointers are writable while Active and not Enabled. */
-    if ((s->control & (TR_CONTROL_ACTIVE | TR_CONTROL_ENABLE)) !=
-        TR_CONTROL_ACTIVE) {
+    if ((s->control & (R_TR_CONTROL_ACTIVE_MASK | R_TR_CONTROL_ENABLE_MASK)) !=
+        R_TR_CONTROL_ACTIVE_MASK) {
         qemu_log_mask(LOG_GUEST_ERROR, "riscv-trace-ramsink: write to 0x%"
                       HWADDR_PRIx " while not Active or while Enabled, "
                       "ignored\n", addr);
         return;
     }
     switch (addr) {
-    case RAM_START_LOW:
-    case RAM_START_HIGH:
+    case A_RAM_START_LOW:
+    case A_RAM_START_HIGH:
         s->start = ram_set_half(s->start, addr, val);
         break;
-    case RAM_LIMIT_LOW:
-    case RAM_LIMIT_HIGH:
+    case A_RAM_LIMIT_LOW:
+    case A_RAM_LIMIT_HIGH:
         s->limit = ram_set_half(s->limit, addr, val);
         break;
-    case RAM_WP_LOW:
-    case RAM_WP_HIGH:
+    case A_RAM_WP_LOW:
+    case A_RAM_WP_HIGH:
         s->wp = ram_set_half(s->wp, addr, val);
         s->wrap = false;
         break;
-    case RAM_RP_LOW:
-    case RAM_RP_HIGH:
+    case A_RAM_RP_LOW:
+    case A_RAM_RP_HIGH:
         s->rp = MIN(ram_set_half(s->rp, addr, val), s->sram_size - 4);
         break;
     default:

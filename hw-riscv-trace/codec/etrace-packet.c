@@ -161,16 +161,24 @@ void etrace_options_unpack(const ETraceParams *p, uint32_t bits,
     o->jump_target_cache = (bits & OPT_JUMP_TARGET_CACHE) && p->cache_size_p;
 }
 
+static bool feature(uint32_t f, unsigned bit)
+{
+    return (f >> bit) & 1;
+}
+
 void etrace_options_from_features(uint32_t f, ETraceOptions *o)
 {
-    o->full_address = f & 1;
-    o->implicit_exception = f & 2;
-    o->sijump = f & 4;
-    o->implicit_return = !(f & 8) ? ETRACE_IR_OFF :
-                         ((f >> 6) & 3) == 1 ? ETRACE_IR_CALL_COUNTER :
-                         ETRACE_IR_RETURN_STACK;
-    o->branch_prediction = f & 16;
-    o->jump_target_cache = f & 32;
+    unsigned ir_mode = (f >> ETRACE_FEAT_IR_MODE) & 3;
+
+    o->full_address = feature(f, ETRACE_FEAT_NO_ADDR_DIFF);
+    o->implicit_exception = feature(f, ETRACE_FEAT_NO_TRAP_ADDR);
+    o->sijump = feature(f, ETRACE_FEAT_SEQUENTIAL_JUMP);
+    o->implicit_return = !feature(f, ETRACE_FEAT_IMPLICIT_RETURN) ?
+                         ETRACE_IR_OFF :
+                         ir_mode == ETRACE_FEAT_IR_MODE_COUNTER ?
+                         ETRACE_IR_CALL_COUNTER : ETRACE_IR_RETURN_STACK;
+    o->branch_prediction = feature(f, ETRACE_FEAT_BRANCH_PREDICTION);
+    o->jump_target_cache = feature(f, ETRACE_FEAT_JUMP_TARGET_CACHE);
 }
 
 void etrace_params_to_discovery(const ETraceParams *p, uint32_t *d0,

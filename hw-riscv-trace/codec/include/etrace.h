@@ -15,6 +15,7 @@
 #define RISCV_ETRACE_H
 
 #include "etrace-record.h"
+#include "etrace-regs.h"
 
 /*
  * ---------------------------------------------------------------- params
