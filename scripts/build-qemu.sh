@@ -5,12 +5,14 @@
 #
 # riscv64-softmmu only, the virt board's devices only, TCG plugins on,
 # ccache when installed.  Reconfigures when the options below change.
+# RVPA_QEMU_SRC and RVPA_QEMU_BUILD name another tree and build directory
+# (scripts/build-series.sh builds each commit of the series so).
 set -euo pipefail
 
 . "$(dirname "$0")/lib.sh"
 
-src=$RVPA_QEMU/src
-build=$RVPA_QEMU/build
+src=${RVPA_QEMU_SRC:-$RVPA_QEMU/src}
+build=${RVPA_QEMU_BUILD:-$RVPA_QEMU/build}
 [ -f "$src/.rvpa-source" ] || die "no QEMU tree in $src: run scripts/fetch-qemu.sh"
 [ -L "$src/configs/devices/riscv64-softmmu/rvpa-minimal.mak" ] ||
     die "the series is not applied to $src: run scripts/qemu-tree.sh"
