@@ -7,16 +7,28 @@
 # absent with the same loop writing mscratch.
 #
 #   scripts/bench-ctr.sh [ROUNDS [ITERATIONS]]     (default 7, 20000000)
+#   scripts/bench-ctr.sh --insns [ITERATIONS]       (default 300000)
 #
 # The guest times its loop with mtime, so QEMU start-up is not counted.
 # Run it on an otherwise idle machine; see docs/ctr.rst for results.
+# --insns counts host instructions instead (valgrind --tool=callgrind),
+# which do not move with the host: each configuration's run minus its
+# run of 1000 iterations (QEMU's start-up), divided by the same for its
+# baseline.
 set -euo pipefail
 
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/bench-lib.sh"
 
+insns=0
+if [ "${1:-}" = --insns ]; then
+    insns=1
+    shift
+    command -v valgrind >/dev/null || die "--insns needs valgrind"
+fi
 rounds=${1:-7}
 iters=${2:-20000000}
+[ $insns = 0 ] || iters=${1:-300000}
 qemu=$RVPA_QEMU/build/qemu-system-riscv64
 elf=$RVPA_BUILD/tests-tcg/bench-branchy-rv64.elf
 [ -x "$qemu" ] && [ -f "$elf" ] ||
@@ -42,6 +54,34 @@ run_one() {
         die "guest failed ($cpu, record=$record): $out"
     sed -n 's/^branchy: .* \([0-9]*\) ticks$/\1/p' <<<"$out"
 }
+
+# Host instructions of one run (callgrind's total).
+count_insns() {
+    local cpu=$1 record=$2 rewrite=$3 n=$4 out
+    out=$(mktemp)
+    valgrind --tool=callgrind --smc-check=all-non-file \
+        --callgrind-out-file="$out" "$qemu" -M virt -bios none \
+        -display none -monitor none -serial null -cpu "$cpu" \
+        -kernel "$elf" -append "record=$record iters=$n rewrite=$rewrite" \
+        >/dev/null 2>&1 || die "valgrind failed ($cpu, record=$record)"
+    sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$out" | head -1
+    rm -f "$out"
+}
+
+if [ $insns = 1 ]; then
+    declare -A loop
+    printf '%-28s %14s %14s\n' configuration "loop insns" "ratio"
+    for c in "${configs[@]}"; do
+        IFS='|' read -r name cpu record rewrite base <<<"$c"
+        loop[$name]=$(( $(count_insns "$cpu" "$record" "$rewrite" "$iters") -
+                        $(count_insns "$cpu" "$record" "$rewrite" 1000) ))
+        printf '%-28s %14s %14s\n' "$name" "${loop[$name]}" \
+            "$(awk -v a="${loop[$name]}" -v b="${loop[$base]}" \
+               'BEGIN { printf "%.3fx", a / b }')"
+    done
+    echo "(host instructions of $iters iterations minus those of 1000)"
+    exit 0
+fi
 
 declare -A times
 # Each round starts at another configuration, so none always runs first.
