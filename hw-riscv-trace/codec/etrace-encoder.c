@@ -290,17 +290,17 @@ static uint64_t reported_address(const ETraceEncoder *e, uint64_t addr)
 
 /* ------------------------------------------------------------- output */
 
-static void emit_packet(ETraceEncoder *e, const ETracePacket *k);
+static void emit_packet(ETraceEncoder *e, const ETracePacket *pkt);
 
 static void send_support(ETraceEncoder *e, bool enable,
                          ETraceQualStatus qual)
 {
-    ETracePacket k = {
+    ETracePacket pkt = {
         .format = 3, .subformat = 3, .enable = enable,
         .qual_status = qual, .options = etrace_options_pack(&e->p, &e->o),
     };
 
-    emit_packet(e, &k);
+    emit_packet(e, &pkt);
 }
 
 /* The support packet a loss asked for goes before the next packet. */
@@ -322,7 +322,7 @@ static void emit_bytes(ETraceEncoder *e, unsigned format, bool support,
     e->emit(e->opaque, buf, n);
 }
 
-static void emit_packet(ETraceEncoder *e, const ETracePacket *k)
+static void emit_packet(ETraceEncoder *e, const ETracePacket *pkt)
 {
     uint8_t buf[ETRACE_MAX_PACKET];
     size_t n;
@@ -330,11 +330,11 @@ static void emit_packet(ETraceEncoder *e, const ETracePacket *k)
     if (e->lost_pending) {
         send_lost(e);
     }
-    n = etrace_packet_pack(&e->p, &e->o, k, buf);
+    n = etrace_packet_pack(&e->p, &e->o, pkt, buf);
     if (!n) {
         return;     /* not for valid parameters and packets */
     }
-    emit_bytes(e, k->format, k->format == 3 && k->subformat == 3, buf, n);
+    emit_bytes(e, pkt->format, pkt->format == 3 && pkt->subformat == 3, buf, n);
 }
 
 /* Format 0.1 for a jump target cache hit, from the fast packer. */
@@ -403,61 +403,61 @@ static void sync_reset(ETraceEncoder *e)
 }
 
 /* Format 3.0 or 3.1 fields common to both. */
-static void sync_fields(ETracePacket *k, const Insn *c)
+static void sync_fields(ETracePacket *pkt, const Insn *cur)
 {
-    k->format = 3;
-    k->branch = c->itype != RISCV_ITYPE_TAKEN_BRANCH;
-    k->privilege = c->priv;
-    k->context = c->context;
-    k->address = c->addr;
+    pkt->format = 3;
+    pkt->branch = cur->itype != RISCV_ITYPE_TAKEN_BRANCH;
+    pkt->privilege = cur->priv;
+    pkt->context = cur->context;
+    pkt->address = cur->addr;
 }
 
-static void send_sync(ETraceEncoder *e, const Insn *c)
+static void send_sync(ETraceEncoder *e, const Insn *cur)
 {
-    ETracePacket k = { .subformat = 0 };
+    ETracePacket pkt = { .subformat = 0 };
 
-    sync_fields(&k, c);
-    emit_packet(e, &k);
+    sync_fields(&pkt, cur);
+    emit_packet(e, &pkt);
     sync_reset(e);
-    e->last_addr = c->addr;
+    e->last_addr = cur->addr;
 }
 
 /* Format 3.1 for the first instruction of a trap handler. */
-static void send_trap(ETraceEncoder *e, const Insn *c)
+static void send_trap(ETraceEncoder *e, const Insn *cur)
 {
-    ETracePacket k = { .subformat = 1 };
+    ETracePacket pkt = { .subformat = 1 };
     const Trap *t = &e->trap;
 
     if (e->p.arch == ETRACE_ARCH_2_0 && t->reported) {
-        send_sync(e, c);    /* the cause went out with thaddr 0 */
+        send_sync(e, cur);    /* the cause went out with thaddr 0 */
         return;
     }
-    sync_fields(&k, c);
-    k.ecause = t->cause;
-    k.interrupt = t->interrupt;
+    sync_fields(&pkt, cur);
+    pkt.ecause = t->cause;
+    pkt.interrupt = t->interrupt;
     if (e->p.arch == ETRACE_ARCH_2_0) {
-        k.thaddr = true;
-        k.tvalepc = t->tval;
+        pkt.thaddr = true;
+        pkt.tvalepc = t->tval;
     } else {
         /* 6.3.1: the EPC of illegal instructions, else the trap value */
-        k.tvalepc = t->cause == 2 && !t->interrupt ? t->epc : t->tval;
+        pkt.tvalepc = t->cause == 2 && !t->interrupt ? t->epc : t->tval;
     }
-    emit_packet(e, &k);
+    emit_packet(e, &pkt);
     sync_reset(e);
-    e->last_addr = c->addr;
+    e->last_addr = cur->addr;
 }
 
 /* 2.0: a trap reported before its handler retires (thaddr 0). */
 static void send_trap_early(ETraceEncoder *e)
 {
-    ETracePacket k = {
+    ETracePacket pkt = {
         .format = 3, .subformat = 1, .branch = true,
         .privilege = e->prev_priv, .context = e->prev_context,
         .ecause = e->trap.cause, .interrupt = e->trap.interrupt,
         .thaddr = false, .address = e->trap.epc, .tvalepc = e->trap.tval,
     };
 
-    emit_packet(e, &k);
+    emit_packet(e, &pkt);
     e->trap.reported = true;
 }
 
@@ -504,30 +504,30 @@ static __attribute__((noinline))
 void send_report(ETraceEncoder *e, uint64_t addr, bool notify,
                  bool updiscon, bool irreport, bool cached, unsigned index)
 {
-    ETracePacket k = { 0 };
+    ETracePacket pkt = { 0 };
 
     if (e->pbc >= MAX_MAP_BRANCHES) {
-        k.format = 0;
-        k.subformat = 0;
-        k.branch_count = e->pbc - MAX_MAP_BRANCHES;
-        k.branch_fmt = e->cur_mispredicted ? 3 : 2;
-        k.address = reported_address(e, addr);
+        pkt.format = 0;
+        pkt.subformat = 0;
+        pkt.branch_count = e->pbc - MAX_MAP_BRANCHES;
+        pkt.branch_fmt = e->cur_mispredicted ? 3 : 2;
+        pkt.address = reported_address(e, addr);
     } else if (cached && !updiscon) {
         /* format 0.1 has no updiscon bit: only when none is needed */
-        k.format = 0;
-        k.subformat = 1;
-        k.index = index;
-        k.branches = e->branches;
-        k.branch_map = e->branch_map;
+        pkt.format = 0;
+        pkt.subformat = 1;
+        pkt.index = index;
+        pkt.branches = e->branches;
+        pkt.branch_map = e->branch_map;
     } else {
-        k.format = e->branches ? 1 : 2;
-        k.branches = e->branches;
-        k.branch_map = e->branch_map;
-        k.address = reported_address(e, addr);
+        pkt.format = e->branches ? 1 : 2;
+        pkt.branches = e->branches;
+        pkt.branch_map = e->branch_map;
+        pkt.address = reported_address(e, addr);
     }
-    etrace_packet_set_flags(&e->p, &k, notify, updiscon, irreport,
+    etrace_packet_set_flags(&e->p, &pkt, notify, updiscon, irreport,
                             e->calls.depth);
-    emit_packet(e, &k);
+    emit_packet(e, &pkt);
 }
 
 /*
@@ -573,19 +573,19 @@ static bool branches_to_report(const ETraceEncoder *e)
 /* send_branches() by etrace_packet_pack(). */
 static __attribute__((noinline)) void send_branches_packet(ETraceEncoder *e)
 {
-    ETracePacket k = { .format = 1 };
+    ETracePacket pkt = { .format = 1 };
 
     if (e->pbc >= MAX_MAP_BRANCHES) {
         /* 6.8: the failed branch is implied by the count */
-        k.format = 0;
-        k.subformat = 0;
-        k.branch_count = e->pbc - MAX_MAP_BRANCHES;
-        k.branch_fmt = 0;
+        pkt.format = 0;
+        pkt.subformat = 0;
+        pkt.branch_count = e->pbc - MAX_MAP_BRANCHES;
+        pkt.branch_fmt = 0;
     } else {
-        k.branches = 0;             /* 0 = 31 branches, no address */
-        k.branch_map = e->branch_map;
+        pkt.branches = 0;             /* 0 = 31 branches, no address */
+        pkt.branch_map = e->branch_map;
     }
-    emit_packet(e, &k);
+    emit_packet(e, &pkt);
 }
 
 static void send_branches(ETraceEncoder *e)
@@ -599,12 +599,12 @@ static void send_branches(ETraceEncoder *e)
     e->ambiguous_report = false;
 }
 
-static void send_context(ETraceEncoder *e, const Insn *c)
+static void send_context(ETraceEncoder *e, const Insn *cur)
 {
-    ETracePacket k = { .format = 3, .subformat = 2, .privilege = c->priv,
-                       .context = c->context };
+    ETracePacket pkt = { .format = 3, .subformat = 2, .privilege = cur->priv,
+                       .context = cur->context };
 
-    emit_packet(e, &k);
+    emit_packet(e, &pkt);
     e->context_pending = false;
 }
 
@@ -658,18 +658,19 @@ static bool return_predicted(const ETraceEncoder *e, bool next_traced,
  * sequentially inferable jump only if it precedes c's packet: not when c
  * itself was reported by a format 3.
  */
-static unsigned insn_action(const ETraceEncoder *e, const Insn *c,
+static unsigned insn_action(const ETraceEncoder *e, const Insn *cur,
                             bool sent_f3)
 {
-    return e->act[c->itype | (c->sijump && !sent_f3 ? ACT_SIJUMP : 0)];
+    return e->act[cur->itype | (cur->sijump && !sent_f3 ? ACT_SIJUMP : 0)];
 }
 
 /* Whether an instruction with action act leaves an updiscon behind. */
 static bool leaves_updiscon(const ETraceEncoder *e, unsigned act,
-                            const Next *nx)
+                            const Next *succ)
 {
     return (act & ACT_UPDISCON) ||
-           ((act & ACT_RETURN) && !return_predicted(e, nx->traced, nx->addr));
+           ((act & ACT_RETURN) &&
+            !return_predicted(e, succ->traced, succ->addr));
 }
 
 /*
@@ -719,36 +720,38 @@ static inline void after_insn(ETraceEncoder *e, unsigned act,
     e->prev_updiscon = updiscon;
 }
 
-static void update_after(ETraceEncoder *e, const Insn *c, const Next *nx,
+static void update_after(ETraceEncoder *e, const Insn *cur, const Next *succ,
                          bool sent_f3)
 {
-    after_insn(e, insn_action(e, c, sent_f3),
-               (c->addr + c->size) & e->addr_mask, nx->traced, nx->addr);
-    e->prev_priv = c->priv;
-    e->prev_context = c->context;
-    if (c->last) {
+    after_insn(e, insn_action(e, cur, sent_f3),
+               (cur->addr + cur->size) & e->addr_mask, succ->traced,
+               succ->addr);
+    e->prev_priv = cur->priv;
+    e->prev_context = cur->context;
+    if (cur->last) {
         /*
          * Pending branches first go out with a resync_br report, or with
          * the report of the jump target when c is an uninferable jump.
          */
-        e->sync_next = resync_due(e) && !nx->anonymous &&
+        e->sync_next = resync_due(e) && !succ->anonymous &&
                        (!e->branches || e->prev_updiscon);
     }
 }
 
 /* One instruction through figure 8.1. */
-static void evaluate(ETraceEncoder *e, const Insn *c, const Next *nx)
+static void evaluate(ETraceEncoder *e, const Insn *cur, const Next *succ)
 {
     /* a resync needs the addresses of c (with branches) and of the next */
-    bool sync_point = c->last && !nx->anonymous;
-    bool due = sync_point && !c->anonymous && resync_due(e);
-    bool ctx_sync = c->ctype == CTYPE_PRECISE || c->ctype == CTYPE_ASYNC;
+    bool sync_point = cur->last && !succ->anonymous;
+    bool due = sync_point && !cur->anonymous && resync_due(e);
+    bool ctx_sync = cur->ctype == CTYPE_PRECISE || cur->ctype == CTYPE_ASYNC;
     /* a format 3 follows the address packet this instruction may send */
-    bool next_f3 = nx->traced &&
-                   (nx->trap || nx->priv != c->priv ||
-                    nx->ctype == CTYPE_PRECISE || nx->ctype == CTYPE_ASYNC ||
+    bool next_f3 = succ->traced &&
+                   (succ->trap || succ->priv != cur->priv ||
+                    succ->ctype == CTYPE_PRECISE ||
+                    succ->ctype == CTYPE_ASYNC ||
                     (sync_point && resync_due_after_packet(e)));
-    bool updiscon = leaves_updiscon(e, insn_action(e, c, false), nx);
+    bool updiscon = leaves_updiscon(e, insn_action(e, cur, false), succ);
     bool next_forces, sent_f3 = false, exact = false;
 
     if (!e->in_run) {
@@ -757,16 +760,16 @@ static void evaluate(ETraceEncoder *e, const Insn *c, const Next *nx)
     if (e->cur_mispredicted) {
         e->cur_mispredicted = false;
     }
-    if (is_branch_itype(c->itype)) {
-        add_branch(e, c->itype == RISCV_ITYPE_TAKEN_BRANCH, c->addr);
+    if (is_branch_itype(cur->itype)) {
+        add_branch(e, cur->itype == RISCV_ITYPE_TAKEN_BRANCH, cur->addr);
     }
-    if (c->ctype == CTYPE_IMPRECISE) {
+    if (cur->ctype == CTYPE_IMPRECISE) {
         e->context_pending = true;
     }
     /* figure 8.1's green diamond: what follows needs c reported */
-    next_forces = !nx->traced || nx->trap || nx->ctype == CTYPE_ASYNC ||
-                  (e->branches && (nx->priv != c->priv ||
-                                   nx->ctype == CTYPE_PRECISE));
+    next_forces = !succ->traced || succ->trap || succ->ctype == CTYPE_ASYNC ||
+                  (e->branches && (succ->priv != cur->priv ||
+                                   succ->ctype == CTYPE_PRECISE));
     /*
      * The last report was a jump target without the updiscon bit: the
      * decoder may have stopped at an earlier occurrence of it and takes
@@ -774,32 +777,32 @@ static void evaluate(ETraceEncoder *e, const Insn *c, const Next *nx)
      * between tells it to go on (case 1).
      */
     next_forces = next_forces ||
-                  (e->ambiguous_report && nx->traced &&
-                   (nx->priv != c->priv || nx->ctype == CTYPE_PRECISE ||
+                  (e->ambiguous_report && succ->traced &&
+                   (succ->priv != cur->priv || succ->ctype == CTYPE_PRECISE ||
                     (due && !updiscon)));
 
     if (e->trap.pending) {
-        send_trap(e, c);
+        send_trap(e, cur);
         e->trap.pending = false;
         sent_f3 = true;
     } else if (e->need_sync || (e->sync_next && resync_here(e)) ||
-               ctx_sync || c->priv != e->prev_priv) {
-        send_sync(e, c);
+               ctx_sync || cur->priv != e->prev_priv) {
+        send_sync(e, cur);
         sent_f3 = true;
     } else if (e->prev_updiscon) {
-        exact = send_address(e, c->addr, REASON_UPDISCON,
-                             next_f3 || e->sync_next, !nx->traced);
-    } else if (c->notify) {
-        send_address(e, c->addr, REASON_NOTIFY, next_f3, !nx->traced);
+        exact = send_address(e, cur->addr, REASON_UPDISCON,
+                             next_f3 || e->sync_next, !succ->traced);
+    } else if (cur->notify) {
+        send_address(e, cur->addr, REASON_NOTIFY, next_f3, !succ->traced);
     } else if ((due && e->branches && !updiscon) ||
                next_forces || branch_count_full(e)) {
-        send_address(e, c->addr, REASON_INFERRED, next_f3, !nx->traced);
+        send_address(e, cur->addr, REASON_INFERRED, next_f3, !succ->traced);
     } else if (branches_to_report(e)) {
         send_branches(e);
     } else if (e->context_pending) {
-        send_context(e, c);
+        send_context(e, cur);
     }
-    update_after(e, c, nx, sent_f3);
+    update_after(e, cur, succ, sent_f3);
     e->prev_exact = sent_f3 || exact;
 }
 
@@ -834,7 +837,7 @@ static Insn pending_insn(const ETraceEncoder *e)
     const ETraceBlock *b = &e->pending;
     unsigned size = b->ilastsize ? 4 : 2;
     bool single = (uint64_t)b->iretire * 2 <= size;
-    Insn c = {
+    Insn cur = {
         .addr = pending_addr(e),
         .context = b->context, .size = size, .itype = b->itype,
         .priv = b->priv, .sijump = b->sijump, .notify = b->notify,
@@ -843,26 +846,26 @@ static Insn pending_insn(const ETraceEncoder *e)
         .ctype = single ? b->ctype & e->ctype_mask : 0,
     };
 
-    return c;
+    return cur;
 }
 
 /*
- * Evaluate the pending block's last instruction, now that nx is known.
+ * Evaluate the pending block's last instruction, now that succ is known.
  * A run's last branch must be followed by a plain traced block, the one
  * event that can not make the encoder report it: anything else loses it.
  */
-static void finish_pending(ETraceEncoder *e, const Next *nx)
+static void finish_pending(ETraceEncoder *e, const Next *succ)
 {
     if (e->have_pending) {
-        Insn c = pending_insn(e);
+        Insn cur = pending_insn(e);
 
-        if (c.anonymous && (!nx->traced || nx->trap || nx->ctype ||
-                            nx->priv != c.priv)) {
+        if (cur.anonymous && (!succ->traced || succ->trap || succ->ctype ||
+                            succ->priv != cur.priv)) {
             etrace_encoder_lost(e);
             return;
         }
         e->have_pending = false;
-        evaluate(e, &c, nx);
+        evaluate(e, &cur, succ);
     }
 }
 
@@ -890,7 +893,7 @@ static void take_trap(ETraceEncoder *e, const ETraceBlock *b)
         .pending = true, .interrupt = b->itype == RISCV_ITYPE_INTERRUPT,
         .cause = b->cause, .tval = b->tval, .epc = b->epc & e->addr_mask,
     };
-    Next nx = { .traced = true, .trap = true, .addr = t.epc };
+    Next succ = { .traced = true, .trap = true, .addr = t.epc };
     bool v2 = e->p.arch == ETRACE_ARCH_2_0;
 
     if (e->trap.pending) {
@@ -901,7 +904,7 @@ static void take_trap(ETraceEncoder *e, const ETraceBlock *b)
         e->trap = t;
         return;
     }
-    finish_pending(e, &nx);
+    finish_pending(e, &succ);
     e->trap = t;
     if (v2 && e->in_run && e->prev_updiscon) {
         /* the EPC is the target of an uninferable jump: send it now */
@@ -932,12 +935,12 @@ static void take_insns(ETraceEncoder *e, const ETraceBlock *b)
     uint64_t bytes = (uint64_t)b->iretire * 2;
     bool single = bytes <= size;
     uint8_t ctype = e->p.context_width_p ? b->ctype & 3 : 0;
-    Next nx = {
+    Next succ = {
         .traced = b->qualified, .trap = e->trap.pending, .priv = b->priv,
         .ctype = ctype, .addr = b->iaddr & e->addr_mask,
     };
     Insn first = {
-        .addr = nx.addr, .context = b->context, .priv = b->priv,
+        .addr = succ.addr, .context = b->context, .priv = b->priv,
         .ctype = ctype, .size = size,
     };
 
@@ -948,7 +951,7 @@ static void take_insns(ETraceEncoder *e, const ETraceBlock *b)
         e->trap.pending = false;
         return;
     }
-    finish_pending(e, &nx);
+    finish_pending(e, &succ);
     if (!single) {
         Next inside = { .traced = true, .priv = b->priv };
 
@@ -1001,16 +1004,16 @@ static uint64_t block_bytes(const ETraceBlock *b)
  */
 static void refresh_fast(ETraceEncoder *e)
 {
-    Insn c = pending_insn(e);
+    Insn cur = pending_insn(e);
     uint8_t mask[8] = { 0 }, want[8] = { 0 };
 
     e->fast_ok = e->fast_allowed && e->enabled && e->have_pending &&
                  e->in_run && !e->trap.pending && !e->need_sync &&
                  !e->sync_next && !e->lost_pending && !e->context_pending &&
-                 !c.notify && !c.ctype && c.priv == e->prev_priv;
+                 !cur.notify && !cur.ctype && cur.priv == e->prev_priv;
     mask[offsetof(ETraceBlock, itype) - BLOCK_BYTES] = 0xf0;
     mask[offsetof(ETraceBlock, priv) - BLOCK_BYTES] = 0xff;
-    want[offsetof(ETraceBlock, priv) - BLOCK_BYTES] = c.priv;
+    want[offsetof(ETraceBlock, priv) - BLOCK_BYTES] = cur.priv;
     mask[offsetof(ETraceBlock, notify) - BLOCK_BYTES] = 0xff;
     mask[offsetof(ETraceBlock, qualified) - BLOCK_BYTES] = 0xff;
     want[offsetof(ETraceBlock, qualified) - BLOCK_BYTES] = true;
@@ -1018,7 +1021,7 @@ static void refresh_fast(ETraceEncoder *e)
     mask[offsetof(ETraceBlock, run) - BLOCK_BYTES] = 0xff;
     e->pending_act = pending_action(e);
     e->packed_mask = (uint64_t)e->priv_mask << ETRACE_PB_PRIV_SHIFT;
-    e->packed_want = (uint64_t)c.priv << ETRACE_PB_PRIV_SHIFT;
+    e->packed_want = (uint64_t)cur.priv << ETRACE_PB_PRIV_SHIFT;
     if (!e->fast_ok) {
         /* a bit outside the mask: no block matches */
         want[offsetof(ETraceBlock, ilastsize) - BLOCK_BYTES] = 1;
@@ -1077,17 +1080,18 @@ static __attribute__((noinline))
 bool report_pending(ETraceEncoder *e, uint64_t next, bool single,
                     uint64_t context, unsigned act)
 {
-    const ETraceBlock *c = &e->pending;
+    const ETraceBlock *pending = &e->pending;
 
     e->cur_mispredicted = false;
     if (act & ACT_BRANCH) {
-        add_branch(e, c->itype == RISCV_ITYPE_TAKEN_BRANCH, pending_addr(e));
+        add_branch(e, pending->itype == RISCV_ITYPE_TAKEN_BRANCH,
+                   pending_addr(e));
     }
     if (e->prev_updiscon) {
         send_address(e, pending_addr(e), REASON_UPDISCON, false, false);
     }
     after_insn(e, act, pending_end(e), true, next);
-    e->prev_context = c->context;
+    e->prev_context = pending->context;
     if (!single) {
         /* b's first instruction */
         e->cur_mispredicted = false;
@@ -1160,11 +1164,11 @@ static inline __attribute__((always_inline))
 QuietOutcome quiet_step(ETraceEncoder *e, unsigned act, uint64_t next,
                         bool single)
 {
-    const ETraceBlock *c = &e->pending;
+    const ETraceBlock *pending = &e->pending;
     bool implicit_ret = false;
 
     if (act & ACT_BRANCH) {
-        bool taken = c->itype == RISCV_ITYPE_TAKEN_BRANCH;
+        bool taken = pending->itype == RISCV_ITYPE_TAKEN_BRANCH;
 
         /* add_branch(), the address only computed for the predictor */
         if (e->bpred_on) {
@@ -1252,7 +1256,7 @@ static bool run_follows(ETraceEncoder *e, const ETraceBlock *b)
  */
 static void take_run(ETraceEncoder *e, const ETraceBlock *b)
 {
-    Next nx = { .traced = true, .priv = b->priv, .anonymous = true };
+    Next succ = { .traced = true, .priv = b->priv, .anonymous = true };
 
     if (!e->have_pending) {
         return;     /* not traced: the next block with an address syncs */
@@ -1262,7 +1266,7 @@ static void take_run(ETraceEncoder *e, const ETraceBlock *b)
         return;
     }
     for (unsigned i = 0; i < b->run && i < 64; i++) {
-        finish_pending(e, &nx);
+        finish_pending(e, &succ);
         pend_run_branch(e, b->run_map >> i & 1, b->priv, b->context);
     }
     count_units(e, b);

@@ -339,20 +339,20 @@ static unsigned map_width(unsigned branches, bool zero_is_full)
     return branches <= 15 ? 15 : 31;
 }
 
-static void walk_tail(BitCodec *c, const ETraceParams *p, ETracePacket *k)
+static void walk_tail(BitCodec *c, const ETraceParams *p, ETracePacket *pkt)
 {
-    field_address(c, p, &k->address);
-    field_bool(c, &k->notify);
-    field_bool(c, &k->updiscon);
-    field_bool(c, &k->irreport);
-    field32(c, &k->irdepth, etrace_irdepth_width(p));
-    k->has_address = true;
+    field_address(c, p, &pkt->address);
+    field_bool(c, &pkt->notify);
+    field_bool(c, &pkt->updiscon);
+    field_bool(c, &pkt->irreport);
+    field32(c, &pkt->irdepth, etrace_irdepth_width(p));
+    pkt->has_address = true;
 }
 
-static void walk_branch_map(BitCodec *c, ETracePacket *k, bool zero_is_full)
+static void walk_branch_map(BitCodec *c, ETracePacket *pkt, bool zero_is_full)
 {
-    field_uint(c, &k->branches, 5);
-    field32(c, &k->branch_map, map_width(k->branches, zero_is_full));
+    field_uint(c, &pkt->branches, 5);
+    field32(c, &pkt->branch_map, map_width(pkt->branches, zero_is_full));
 }
 
 static bool privilege_reserved(unsigned priv)
@@ -361,125 +361,125 @@ static bool privilege_reserved(unsigned priv)
 }
 
 static const char *walk_format3(BitCodec *c, const ETraceParams *p,
-                                const ETraceOptions *o, ETracePacket *k)
+                                const ETraceOptions *o, ETracePacket *pkt)
 {
     bool v2 = p->arch == ETRACE_ARCH_2_0;
 
-    field_uint(c, &k->subformat, 2);
-    if (k->subformat == 3) {
-        unsigned qual = k->qual_status;
+    field_uint(c, &pkt->subformat, 2);
+    if (pkt->subformat == 3) {
+        unsigned qual = pkt->qual_status;
 
-        field_bool(c, &k->enable);
-        field_uint(c, &k->encoder_mode, ETRACE_ENCODER_MODE_WIDTH);
+        field_bool(c, &pkt->enable);
+        field_uint(c, &pkt->encoder_mode, ETRACE_ENCODER_MODE_WIDTH);
         field_uint(c, &qual, 2);
-        k->qual_status = qual;
-        field32(c, &k->options, ETRACE_OPTIONS_WIDTH);
+        pkt->qual_status = qual;
+        field32(c, &pkt->options, ETRACE_OPTIONS_WIDTH);
         if (v2) {
             bool denable = false, dloss = false;
 
             field_bool(c, &denable);
             field_bool(c, &dloss);
         }
-        if (k->encoder_mode != 0) {
+        if (pkt->encoder_mode != 0) {
             return "reserved encoder_mode";
         }
-        return options_valid(p, k->options) ? NULL :
+        return options_valid(p, pkt->options) ? NULL :
                "options name a mode the encoder does not have";
     }
-    if (k->subformat != 2) {
-        field_bool(c, &k->branch);
+    if (pkt->subformat != 2) {
+        field_bool(c, &pkt->branch);
     }
-    field_uint(c, &k->privilege, p->privilege_width_p);
-    field64(c, &k->context, p->context_width_p);
-    if (k->subformat == 2) {
+    field_uint(c, &pkt->privilege, p->privilege_width_p);
+    field64(c, &pkt->context, p->context_width_p);
+    if (pkt->subformat == 2) {
         return NULL;
     }
-    if (k->subformat == 1) {
-        field64(c, &k->ecause, p->ecause_width_p);
-        field_bool(c, &k->interrupt);
+    if (pkt->subformat == 1) {
+        field64(c, &pkt->ecause, p->ecause_width_p);
+        field_bool(c, &pkt->interrupt);
         if (v2) {
-            field_bool(c, &k->thaddr);
+            field_bool(c, &pkt->thaddr);
         }
     }
-    if (k->subformat == 0 || !o->implicit_exception ||
-        (v2 && !k->thaddr)) {
-        field_address(c, p, &k->address);
+    if (pkt->subformat == 0 || !o->implicit_exception ||
+        (v2 && !pkt->thaddr)) {
+        field_address(c, p, &pkt->address);
     }
-    k->has_address = true;
-    if (k->subformat == 1 && !(v2 && k->interrupt)) {
-        field64(c, &k->tvalepc, p->iaddress_width_p);
+    pkt->has_address = true;
+    if (pkt->subformat == 1 && !(v2 && pkt->interrupt)) {
+        field64(c, &pkt->tvalepc, p->iaddress_width_p);
     }
-    if (v2 && k->subformat == 1 && !k->thaddr) {
-        k->has_address = false;     /* an EPC, not a retired instruction */
+    if (v2 && pkt->subformat == 1 && !pkt->thaddr) {
+        pkt->has_address = false;     /* an EPC, not a retired instruction */
     }
-    return privilege_reserved(k->privilege) ? "reserved privilege" : NULL;
+    return privilege_reserved(pkt->privilege) ? "reserved privilege" : NULL;
 }
 
 /* Format 0 subformat: sent, or implied by the one optional format on. */
 static const char *walk_f0_subformat(BitCodec *c, const ETraceParams *p,
                                      const ETraceOptions *o,
-                                     ETracePacket *k)
+                                     ETracePacket *pkt)
 {
     if (p->f0s_width_p) {
-        field_uint(c, &k->subformat, p->f0s_width_p);
+        field_uint(c, &pkt->subformat, p->f0s_width_p);
         return NULL;
     }
     if (o->branch_prediction == o->jump_target_cache) {
         return "format 0 subformat is not implied by the options";
     }
-    k->subformat = o->jump_target_cache ? 1 : 0;
+    pkt->subformat = o->jump_target_cache ? 1 : 0;
     return NULL;
 }
 
 static const char *walk_format0(BitCodec *c, const ETraceParams *p,
-                                const ETraceOptions *o, ETracePacket *k)
+                                const ETraceOptions *o, ETracePacket *pkt)
 {
-    const char *err = walk_f0_subformat(c, p, o, k);
+    const char *err = walk_f0_subformat(c, p, o, pkt);
 
     if (err) {
         return err;
     }
-    if (k->subformat == 0) {
-        field32(c, &k->branch_count, 32);
-        field_uint(c, &k->branch_fmt, 2);
-        if (k->branch_fmt == 1) {
+    if (pkt->subformat == 0) {
+        field32(c, &pkt->branch_count, 32);
+        field_uint(c, &pkt->branch_fmt, 2);
+        if (pkt->branch_fmt == 1) {
             return "reserved branch_fmt";
         }
-        if (k->branch_fmt != 0) {
-            walk_tail(c, p, k);
+        if (pkt->branch_fmt != 0) {
+            walk_tail(c, p, pkt);
         }
         return NULL;
     }
-    if (k->subformat != 1) {
+    if (pkt->subformat != 1) {
         return "reserved format 0 subformat";
     }
-    field32(c, &k->index, p->cache_size_p);
-    walk_branch_map(c, k, false);
-    field_bool(c, &k->irreport);
-    field32(c, &k->irdepth, etrace_irdepth_width(p));
-    k->has_address = true;
+    field32(c, &pkt->index, p->cache_size_p);
+    walk_branch_map(c, pkt, false);
+    field_bool(c, &pkt->irreport);
+    field32(c, &pkt->irdepth, etrace_irdepth_width(p));
+    pkt->has_address = true;
     return NULL;
 }
 
 /* Every payload layout of chapter 6, in transmission order. */
 static const char *walk_packet(BitCodec *c, const ETraceParams *p,
-                               const ETraceOptions *o, ETracePacket *k)
+                               const ETraceOptions *o, ETracePacket *pkt)
 {
-    field_uint(c, &k->format, 2);
-    switch (k->format) {
+    field_uint(c, &pkt->format, 2);
+    switch (pkt->format) {
     case 3:
-        return walk_format3(c, p, o, k);
+        return walk_format3(c, p, o, pkt);
     case 2:
-        walk_tail(c, p, k);
+        walk_tail(c, p, pkt);
         return NULL;
     case 1:
-        walk_branch_map(c, k, true);
-        if (k->branches != 0) {
-            walk_tail(c, p, k);
+        walk_branch_map(c, pkt, true);
+        if (pkt->branches != 0) {
+            walk_tail(c, p, pkt);
         }
         return NULL;
     default:
-        return walk_format0(c, p, o, k);
+        return walk_format0(c, p, o, pkt);
     }
 }
 
@@ -520,14 +520,14 @@ size_t etrace_packet_pack(const ETraceParams *p, const ETraceOptions *o,
                           uint8_t buf[ETRACE_MAX_PACKET])
 {
     BitCodec c = { .unpack = false };
-    ETracePacket k = *pkt;
+    ETracePacket copy = *pkt;   /* walk_packet() takes it read-write */
     unsigned n, bytes, hdr = 1 + src_bytes(p);
 
     if (!etrace_params_check(p, NULL)) {
         return 0;
     }
-    k.format &= 3;
-    if (walk_packet(&c, p, o ? o : &no_options, &k)) {
+    copy.format &= 3;
+    if (walk_packet(&c, p, o ? o : &no_options, &copy)) {
         return 0;           /* a reserved value: unpack would reject it */
     }
     n = c.pos;
@@ -584,14 +584,14 @@ size_t pack_f12_generic(const ETracePacker *pk, unsigned format,
                         bool irreport, uint32_t irdepth,
                         uint8_t buf[ETRACE_MAX_PACKET])
 {
-    ETracePacket k = {
+    ETracePacket pkt = {
         .format = format, .branches = branches, .branch_map = branch_map,
         .address = address,
     };
 
-    etrace_packet_set_flags(&pk->p, &k, notify, updiscon, irreport,
+    etrace_packet_set_flags(&pk->p, &pkt, notify, updiscon, irreport,
                             irdepth);
-    return etrace_packet_pack(&pk->p, NULL, &k, buf);
+    return etrace_packet_pack(&pk->p, NULL, &pkt, buf);
 }
 
 /* Format 1's branch_map width by branches, 0 meaning 31 (table 6.6). */
@@ -786,13 +786,13 @@ size_t pack_f01_generic(const ETracePacker *pk, const ETraceOptions *o,
                         uint32_t branch_map, bool irreport, uint32_t irdepth,
                         uint8_t buf[ETRACE_MAX_PACKET])
 {
-    ETracePacket k = {
+    ETracePacket pkt = {
         .format = 0, .subformat = 1, .index = index, .branches = branches,
         .branch_map = branch_map,
     };
 
-    etrace_packet_set_flags(&pk->p, &k, false, false, irreport, irdepth);
-    return etrace_packet_pack(&pk->p, o, &k, buf);
+    etrace_packet_set_flags(&pk->p, &pkt, false, false, irreport, irdepth);
+    return etrace_packet_pack(&pk->p, o, &pkt, buf);
 }
 
 size_t etrace_packet_pack_f01(const ETracePacker *pk, const ETraceOptions *o,
@@ -981,26 +981,26 @@ long etrace_frame_boundary(const ETraceParams *p, const ETraceOptions *o,
  * The bit sent just before irreport (and irdepth): updiscon, or in
  * format 0 subformat 1 the MSB of branch_map or of branches.
  */
-static unsigned bit_before_irreport(const ETracePacket *k)
+static unsigned bit_before_irreport(const ETracePacket *pkt)
 {
     unsigned w;
 
-    if (k->format != 0 || k->subformat != 1) {
-        return k->updiscon;
+    if (pkt->format != 0 || pkt->subformat != 1) {
+        return pkt->updiscon;
     }
-    w = map_width(k->branches, false);
-    return w ? (k->branch_map >> (w - 1)) & 1 : (k->branches >> 4) & 1;
+    w = map_width(pkt->branches, false);
+    return w ? (pkt->branch_map >> (w - 1)) & 1 : (pkt->branches >> 4) & 1;
 }
 
-static bool has_notify_fields(const ETracePacket *k)
+static bool has_notify_fields(const ETracePacket *pkt)
 {
-    return k->format == 2 || (k->format == 1 && k->branches != 0) ||
-           (k->format == 0 && k->subformat == 0 && k->branch_fmt >= 2);
+    return pkt->format == 2 || (pkt->format == 1 && pkt->branches != 0) ||
+           (pkt->format == 0 && pkt->subformat == 0 && pkt->branch_fmt >= 2);
 }
 
-static bool has_irreport(const ETracePacket *k)
+static bool has_irreport(const ETracePacket *pkt)
 {
-    return has_notify_fields(k) || (k->format == 0 && k->subformat == 1);
+    return has_notify_fields(pkt) || (pkt->format == 0 && pkt->subformat == 1);
 }
 
 void etrace_packet_set_flags(const ETraceParams *p, ETracePacket *pkt,
