@@ -1014,14 +1014,7 @@ static void rt_insn(void *opaque, const ETraceDecInsn *insn)
 static void rt_insn_run(void *opaque, uint64_t addr, unsigned priv,
                         unsigned n, uint64_t lens4)
 {
-    for (unsigned i = 0; i < n; i++) {
-        ETraceDecInsn insn = {
-            .addr = addr, .privilege = priv, .len = lens4 >> i & 1 ? 4 : 2,
-        };
-
-        rt_insn(opaque, &insn);
-        addr += insn.len;
-    }
+    etrace_decoder_run_insns(rt_insn, opaque, addr, priv, n, lens4);
 }
 
 static void rt_event(void *opaque, const ETraceDecEvent *ev)

@@ -424,14 +424,7 @@ static void on_insn_run(void *opaque, uint64_t addr, unsigned priv,
         }
         return;
     }
-    for (unsigned i = 0; i < n; i++) {
-        ETraceDecInsn insn = {
-            .addr = addr, .privilege = priv, .len = lens4 >> i & 1 ? 4 : 2,
-        };
-
-        on_insn(opaque, &insn);
-        addr += insn.len;
-    }
+    etrace_decoder_run_insns(on_insn, opaque, addr, priv, n, lens4);
 }
 
 /* ---------------------------------------------------------------- events */

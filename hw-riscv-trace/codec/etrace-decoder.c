@@ -312,6 +312,19 @@ static const DecInsn *lookup(ETraceDecoder *d, uint64_t addr)
 
 /* -------------------------------------------------------------- emission */
 
+void etrace_decoder_run_insns(ETraceInsnFn *insn, void *opaque,
+                              uint64_t addr, unsigned privilege, unsigned n,
+                              uint64_t lens4)
+{
+    ETraceDecInsn e = { .addr = addr, .privilege = privilege };
+
+    for (unsigned i = 0; i < n; i++) {
+        e.len = lens4 >> i & 1 ? 4 : 2;
+        insn(opaque, &e);
+        e.addr += e.len;
+    }
+}
+
 static void emit(ETraceDecoder *d)
 {
     d->stats.instructions++;
@@ -710,13 +723,8 @@ static void skip_run(ETraceDecoder *d, const Target *t, uint64_t *run)
     if (d->cfg.insn_run) {
         d->cfg.insn_run(d->cfg.opaque, first, d->priv, k, r->lens4 >> 1);
     } else if (d->cfg.insn) {
-        ETraceDecInsn insn = { .addr = first, .privilege = d->priv };
-
-        for (unsigned i = 1; i <= k; i++) {
-            insn.len = r->lens4 >> i & 1 ? 4 : 2;
-            d->cfg.insn(d->cfg.opaque, &insn);
-            insn.addr += insn.len;
-        }
+        etrace_decoder_run_insns(d->cfg.insn, d->cfg.opaque, first, d->priv,
+                                 k, r->lens4 >> 1);
     }
     d->cur = (DecInsn) {
         .addr = last, .len = r->lens4 >> k & 1 ? 4 : 2,

@@ -99,6 +99,14 @@ typedef void ETraceInsnFn(void *opaque, const ETraceDecInsn *insn);
  */
 typedef void ETraceInsnRunFn(void *opaque, uint64_t addr, unsigned privilege,
                              unsigned n, uint64_t lens4);
+/*
+ * The instructions of such a run, one element each, to insn: what the
+ * decoder does without an ETraceInsnRunFn, and what a tool's run callback
+ * can do for the runs it does not take whole.
+ */
+void etrace_decoder_run_insns(ETraceInsnFn *insn, void *opaque,
+                              uint64_t addr, unsigned privilege, unsigned n,
+                              uint64_t lens4);
 typedef void ETraceEventFn(void *opaque, const ETraceDecEvent *ev);
 /*
  * Implicit exception mode (3.2.3): the first instruction of the handler of
