@@ -134,7 +134,25 @@ static bool classify32(uint32_t insn, RISCVInsnClass *c)
         c->sets_constant = rd != 0;
         c->rd = rd;
         return true;
+    case 0x03: /* loads */
+    case 0x07: /* FP and vector loads */
+        c->loads = true;
+        return true;
+    case 0x23: /* stores */
+    case 0x27: /* FP and vector stores */
+        c->stores = true;
+        return true;
+    case 0x2f: /* lr, sc, AMOs */
+        c->loads = bits(insn, 31, 27) != 3;      /* not sc */
+        c->stores = bits(insn, 31, 27) != 2;     /* not lr */
+        return true;
     case 0x73:
+        if (bits(insn, 14, 12) == 4 && bits(insn, 31, 29) == 3) {
+            /* hlv, hlvx (funct7 even), hsv (odd) */
+            c->stores = bits(insn, 25, 25);
+            c->loads = !c->stores;
+            return true;
+        }
         switch (insn) {
         case 0x00000073: /* ecall */
         case 0x00100073: /* ebreak */
@@ -176,6 +194,26 @@ static bool classify16(uint32_t insn, unsigned xlen, RISCVInsnClass *c)
         return false;   /* the defined illegal instruction */
     }
     switch (bits(insn, 1, 0) << 3 | funct3) {
+    case 0 << 3 | 1: /* c.fld */
+    case 0 << 3 | 2: /* c.lw */
+    case 0 << 3 | 3: /* c.ld, c.flw */
+    case 2 << 3 | 1: /* c.fldsp */
+    case 2 << 3 | 2: /* c.lwsp */
+    case 2 << 3 | 3: /* c.ldsp, c.flwsp */
+        c->loads = true;
+        return true;
+    case 0 << 3 | 5: /* c.fsd */
+    case 0 << 3 | 6: /* c.sw */
+    case 0 << 3 | 7: /* c.sd, c.fsw */
+    case 2 << 3 | 5: /* c.fsdsp (and Zcmp, counted as a store) */
+    case 2 << 3 | 6: /* c.swsp */
+    case 2 << 3 | 7: /* c.sdsp, c.fswsp */
+        c->stores = true;
+        return true;
+    case 0 << 3 | 4: /* Zcb: c.lbu, c.lh(u) (funct6 bit 11 clear), c.sb, c.sh */
+        c->stores = bits(insn, 11, 11);
+        c->loads = !c->stores;
+        return true;
     case 1 << 3 | 1: /* RV32: c.jal = jal x1; RV64: c.addiw */
         if (xlen == 32) {
             set_jump(c, true, 1, 0, cj_offset(insn));

@@ -51,6 +51,7 @@ typedef struct RISCVInsnClass {
     bool inferable;         /* jump target in the opcode (jal, branches) */
     long offset;            /* pc-relative target of branches and jal */
     bool sets_constant;     /* lui, c.lui or auipc: sijump source */
+    bool loads, stores;     /* explicit memory accesses (AMOs do both) */
 } RISCVInsnClass;
 
 /*

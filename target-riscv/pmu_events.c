@@ -1,0 +1,437 @@
+/*
+ * RISC-V PMU: exact, precisely attributed instruction events
+ *
+ * See pmu_events.h for the model.  Here: which counter counts which class
+ * in which mode, folding the events translated code counted into the
+ * counters, and what happens when one wraps (Sscofpmf's OF and LCOFI,
+ * Sspesa's sample).
+ *
+ * The counters keep their values where the rest of the PMU keeps them
+ * (env->pmu_ctrs), so reads, writes and migration go the usual way; the
+ * engine only has to fold before they are looked at.  Translated code
+ * folds before every SYSTEM instruction (CSR accesses, xRET, ecall, wfi),
+ * the hart at every mode change, and a read from outside the hart (the
+ * gdbstub) folds too.
+ *
+ * Copyright (c) 2026 The rvpa authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "cpu.h"
+#include "pmu.h"
+#include "pmu_events.h"
+#include "exec/helper-proto.h"
+#include "exec/translation-block.h"
+#include "system/runstate.h"
+#include "trace.h"
+
+#define NO_COUNTER      (-1)
+
+/* The class an mhpmevent value counts in, or NO_COUNTER. */
+static int pmu_event_class(uint64_t mhpmevent)
+{
+    switch (mhpmevent & RISCV_PMU_EV_SELECTOR_MASK) {
+    case RISCV_PMU_EV_INST_RET:
+        return RISCV_PMU_CLASS_RET;
+    case RISCV_PMU_EV_INST_BRJMP:
+        return RISCV_PMU_CLASS_BRJMP;
+    case RISCV_PMU_EV_INST_BRJMP_TK:
+        return RISCV_PMU_CLASS_BRJMP_TK;
+    case RISCV_PMU_EV_INST_DEC:
+        return RISCV_PMU_CLASS_DEC;
+    case RISCV_PMU_EV_INST_DEC_BRJMP:
+        return RISCV_PMU_CLASS_DEC_BRJMP;
+    case RISCV_PMU_EV_INST_DEC_LOAD:
+        return RISCV_PMU_CLASS_DEC_LOAD;
+    case RISCV_PMU_EV_INST_DEC_STORE:
+        return RISCV_PMU_CLASS_DEC_STORE;
+    case RISCV_PMU_EV_INST_DEC_LDST:
+        return RISCV_PMU_CLASS_DEC_LDST;
+    default:
+        return NO_COUNTER;
+    }
+}
+
+bool riscv_pmu_events_claims(uint64_t mhpmevent)
+{
+    switch (mhpmevent & RISCV_PMU_EV_SELECTOR_MASK) {
+    case RISCV_PMU_EV_PDIS_SAMPLES:
+    case RISCV_PMU_EV_PDIS_COLLISIONS:
+    case RISCV_PMU_EV_PDIS_FILTERED:
+    case RISCV_PMU_EV_PDIS_DROPPED:
+        /* PDIS's own events: nothing samples yet, so they count 0 */
+        return true;
+    default:
+        return pmu_event_class(mhpmevent) != NO_COUNTER;
+    }
+}
+
+static uint64_t pmu_mhpmevent(CPURISCVState *env, unsigned i)
+{
+    if (riscv_cpu_mxl(env) == MXL_RV32) {
+        return (uint64_t)env->mhpmeventh_val[i] << 32 |
+               (uint32_t)env->mhpmevent_val[i];
+    }
+    return env->mhpmevent_val[i];
+}
+
+/* The xINH bit of mhpmevent (Sscofpmf) for a mode. */
+static uint64_t pmu_inhibit_bit(unsigned priv, bool virt)
+{
+    switch (priv) {
+    case PRV_M:
+        return MHPMEVENT_BIT_MINH;
+    case PRV_S:
+        return virt ? MHPMEVENT_BIT_VSINH : MHPMEVENT_BIT_SINH;
+    default:
+        return virt ? MHPMEVENT_BIT_VUINH : MHPMEVENT_BIT_UINH;
+    }
+}
+
+/* The class counter i counts in the mode, or NO_COUNTER. */
+static int pmu_counter_class(CPURISCVState *env, unsigned i,
+                             unsigned priv, bool virt)
+{
+    uint64_t event;
+
+    if (!(env_archcpu(env)->pmu_avail_ctrs & BIT(i)) ||
+        (env->mcountinhibit & BIT(i))) {
+        return NO_COUNTER;
+    }
+    event = pmu_mhpmevent(env, i);
+    if (event & pmu_inhibit_bit(priv, virt)) {
+        return NO_COUNTER;
+    }
+    return pmu_event_class(event);
+}
+
+static uint64_t pmu_counter_get(CPURISCVState *env, unsigned i)
+{
+    PMUCTRState *c = &env->pmu_ctrs[i];
+
+    if (riscv_cpu_mxl(env) == MXL_RV32) {
+        return (uint64_t)c->mhpmcounterh_val << 32 |
+               (uint32_t)c->mhpmcounter_val;
+    }
+    return c->mhpmcounter_val;
+}
+
+static void pmu_counter_set(CPURISCVState *env, unsigned i, uint64_t val)
+{
+    PMUCTRState *c = &env->pmu_ctrs[i];
+
+    if (riscv_cpu_mxl(env) == MXL_RV32) {
+        c->mhpmcounter_val = (uint32_t)val;
+        c->mhpmcounterh_val = val >> 32;
+        c->mhpmcounterh_prev = c->mhpmcounterh_val;
+    } else {
+        c->mhpmcounter_val = val;
+    }
+    c->mhpmcounter_prev = c->mhpmcounter_val;
+}
+
+/*
+ * Sspesa: the overflow that sets OF and LCOFIP, each from 0 to 1, samples
+ * the instruction; with counter delegation on (menvcfg.CDE), only that of
+ * a delegated counter does.  Any path that sets OF calls this first.
+ */
+void riscv_sspesa_sample(CPURISCVState *env, unsigned ctr_idx, uint64_t pc)
+{
+    if (!riscv_cpu_cfg(env)->ext_sspesa || (env->mip & MIP_LCOFIP)) {
+        return;
+    }
+    if ((env->menvcfg & MENVCFG_CDE) && !(env->mcounteren & BIT(ctr_idx))) {
+        return;
+    }
+    if (riscv_cpu_sxl(env) == MXL_RV32) {
+        pc = (uint32_t)pc;
+    }
+    env->shpmspc = pc;
+    env->shpmsdata = ctr_idx;
+    trace_riscv_sspesa_sample(ctr_idx, pc);
+}
+
+/*
+ * M-mode always; S-mode only with counter delegation (menvcfg.CDE), else
+ * they do not exist for it; VS and VU: a virtual instruction exception
+ * with CDE (U-mode fails the privilege check after this).
+ */
+RISCVException riscv_sspesa_predicate(CPURISCVState *env, int csrno)
+{
+    if (!riscv_cpu_cfg(env)->ext_sspesa) {
+        return RISCV_EXCP_ILLEGAL_INST;
+    }
+    if (env->priv == PRV_M) {
+        return RISCV_EXCP_NONE;
+    }
+    if (!(env->menvcfg & MENVCFG_CDE)) {
+        return RISCV_EXCP_ILLEGAL_INST;
+    }
+    if (env->virt_enabled) {
+        return RISCV_EXCP_VIRT_INSTRUCTION_FAULT;
+    }
+    return RISCV_EXCP_NONE;
+}
+
+RISCVException riscv_sspesa_read(CPURISCVState *env, int csrno,
+                                 target_ulong *val)
+{
+    *val = csrno == CSR_SHPMSPC ? env->shpmspc : env->shpmsdata;
+    return RISCV_EXCP_NONE;
+}
+
+/* shpmspc holds any SXLEN value; of shpmsdata, only CNTRID exists. */
+RISCVException riscv_sspesa_write(CPURISCVState *env, int csrno,
+                                  target_ulong val)
+{
+    if (csrno == CSR_SHPMSDATA) {
+        env->shpmsdata = val & SHPMSDATA_CNTRID;
+    } else if (riscv_cpu_sxl(env) == MXL_RV32) {
+        env->shpmspc = (uint32_t)val;
+    } else {
+        env->shpmspc = val;
+    }
+    return RISCV_EXCP_NONE;
+}
+
+/* Counter i wrapped: Sscofpmf's OF and LCOFI request, if OF was clear. */
+static void pmu_counter_wrapped(CPURISCVState *env, unsigned i)
+{
+    trace_riscv_pmu_events_wrap(i, env->pmu_ev.sample_pc);
+    if (!riscv_cpu_cfg(env)->ext_sscofpmf ||
+        !pmu_hpmevent_set_of_if_clear(env, i)) {
+        return;
+    }
+    /* OF is set, but sspesa looks at LCOFIP, which is still as it was */
+    riscv_sspesa_sample(env, i, env->pmu_ev.sample_pc);
+    riscv_cpu_update_mip(env, MIP_LCOFIP, BOOL_TO_MASK(1));
+}
+
+/*
+ * Add the events translated code counted since the last fold to the
+ * counters that count them in the current mode.  In counter order, so
+ * that of simultaneous wraps, the lowest counter is the sample's.
+ */
+void riscv_pmu_events_fold(CPURISCVState *env)
+{
+    RISCVPMUEvents *ev = &env->pmu_ev;
+    uint64_t events[RISCV_PMU_NCLASSES];
+    bool any = false;
+
+    for (int c = 0; c < RISCV_PMU_NCLASSES; c++) {
+        events[c] = ev->folded[c] - ev->left[c];
+        ev->folded[c] = ev->left[c];
+        any |= events[c] != 0;
+    }
+    if (!any) {
+        return;
+    }
+    for (unsigned i = 3; i < RV_MAX_MHPMCOUNTERS; i++) {
+        int c = pmu_counter_class(env, i, env->priv, env->virt_enabled);
+        uint64_t n, old;
+
+        if (c == NO_COUNTER || !events[c]) {
+            continue;
+        }
+        n = events[c];
+        if (ev->written & BIT(i)) {
+            /* the CSR write's own event, which the write replaced */
+            ev->written &= ~BIT(i);
+            n--;
+        }
+        old = pmu_counter_get(env, i);
+        pmu_counter_set(env, i, old + n);
+        if (old + n < old) {
+            pmu_counter_wrapped(env, i);
+        }
+    }
+}
+
+/*
+ * A counter is read through riscv_pmu_read_ctr(): fold first on the
+ * hart's own thread or while it is stopped (the gdbstub), but not from
+ * the PMU timer in the main loop while the hart updates the counts.
+ */
+void riscv_pmu_events_before_read(CPURISCVState *env)
+{
+    if (qemu_cpu_is_self(env_cpu(env)) || !runstate_is_running()) {
+        riscv_pmu_events_fold(env);
+    }
+}
+
+/*
+ * After a fold: the classes counted in a mode, and the events left in
+ * each before its first counter wraps.
+ */
+static void pmu_events_arm(CPURISCVState *env, unsigned priv, bool virt)
+{
+    RISCVPMUEvents *ev = &env->pmu_ev;
+
+    ev->active = 0;
+    for (int c = 0; c < RISCV_PMU_NCLASSES; c++) {
+        ev->left[c] = INT64_MAX;
+    }
+    for (unsigned i = 3; i < RV_MAX_MHPMCOUNTERS; i++) {
+        int c = pmu_counter_class(env, i, priv, virt);
+        uint64_t val, to_wrap;
+
+        if (c == NO_COUNTER) {
+            continue;
+        }
+        ev->active |= BIT(c);
+        val = pmu_counter_get(env, i);
+        /* 2^64 - value events wrap it, one more after a write */
+        to_wrap = -val + !!(ev->written & BIT(i));
+        if (val && to_wrap && to_wrap < (uint64_t)ev->left[c]) {
+            ev->left[c] = to_wrap;
+        }
+    }
+    memcpy(ev->folded, ev->left, sizeof(ev->left));
+}
+
+uint64_t riscv_pmu_events_cs_base(CPURISCVState *env)
+{
+    return (uint64_t)env->pmu_ev.active << RISCV_CS_BASE_PMU_SHIFT;
+}
+
+/* A counter, an event selector or the inhibits changed. */
+void riscv_pmu_events_update(CPURISCVState *env)
+{
+    riscv_pmu_events_fold(env);
+    pmu_events_arm(env, env->priv, env->virt_enabled);
+}
+
+/*
+ * A CSR instruction wrote counter i: the write is done instead of that
+ * instruction's own increment (Zicsr), which translated code counts at
+ * the instruction's end if i counts its class (retired or decoded).
+ */
+void riscv_pmu_events_counter_written(CPURISCVState *env, unsigned ctr_idx)
+{
+    int c = pmu_counter_class(env, ctr_idx, env->priv, env->virt_enabled);
+
+    riscv_pmu_events_fold(env);
+    env->pmu_ev.written &= ~BIT(ctr_idx);
+    if (c == RISCV_PMU_CLASS_RET || c == RISCV_PMU_CLASS_DEC) {
+        env->pmu_ev.written |= BIT(ctr_idx);
+    }
+    pmu_events_arm(env, env->priv, env->virt_enabled);
+}
+
+/* Before the mode changes: the events so far are the old mode's. */
+void riscv_pmu_events_set_mode(CPURISCVState *env, unsigned newpriv,
+                               bool newvirt)
+{
+    riscv_pmu_events_fold(env);
+    pmu_events_arm(env, newpriv, newvirt);
+}
+
+void riscv_pmu_events_reset(CPURISCVState *env)
+{
+    memset(&env->pmu_ev, 0, sizeof(env->pmu_ev));
+    pmu_events_arm(env, env->priv, env->virt_enabled);
+}
+
+/* Events of one class counted by the hart outside translated code. */
+static void pmu_events_count(CPURISCVState *env, int c, unsigned n)
+{
+    if (env->pmu_ev.active & BIT(c)) {
+        env->pmu_ev.left[c] -= n;
+    }
+}
+
+/* A counter may have wrapped (only in a one-instruction TB: see arm). */
+static void pmu_events_check(CPURISCVState *env)
+{
+    for (int c = 0; c < RISCV_PMU_NCLASSES; c++) {
+        if (env->pmu_ev.left[c] <= 0) {
+            riscv_pmu_events_update(env);
+            return;
+        }
+    }
+}
+
+/*
+ * An instruction of a TB that counts did not complete: a helper raised an
+ * exception from it, or QEMU restarts it (self-modifying code, I/O under
+ * icount).  The instructions before it since the last fold completed;
+ * an exception means it was decoded too.
+ */
+void riscv_pmu_events_restore(CPURISCVState *env, const TranslationBlock *tb,
+                              uint64_t data0)
+{
+    CPUState *cs = env_cpu(env);
+    uint64_t since, loads, stores, ldst;
+    bool decoded;
+
+    if (!extract64(tb->cs_base, RISCV_CS_BASE_PMU_SHIFT,
+                   RISCV_PMU_NCLASSES)) {
+        return;
+    }
+    decoded = (unsigned)cs->exception_index < EXCP_INTERRUPT;
+    since = extract64(data0, RISCV_PMU_START_SINCE_SHIFT,
+                      RISCV_PMU_START_COUNT_BITS);
+    loads = extract64(data0, RISCV_PMU_START_LOADS_SHIFT,
+                      RISCV_PMU_START_COUNT_BITS);
+    stores = extract64(data0, RISCV_PMU_START_STORES_SHIFT,
+                       RISCV_PMU_START_COUNT_BITS);
+    ldst = extract64(data0, RISCV_PMU_START_LDST_SHIFT,
+                     RISCV_PMU_START_COUNT_BITS);
+    if (decoded) {
+        since++;
+        loads += !!(data0 & RISCV_PMU_START_CUR_LOAD);
+        stores += !!(data0 & RISCV_PMU_START_CUR_STORE);
+        ldst += !!(data0 & (RISCV_PMU_START_CUR_LOAD |
+                            RISCV_PMU_START_CUR_STORE));
+        pmu_events_count(env, RISCV_PMU_CLASS_DEC_BRJMP,
+                         !!(data0 & RISCV_PMU_START_CUR_CTRL));
+    }
+    pmu_events_count(env, RISCV_PMU_CLASS_RET, since - decoded);
+    pmu_events_count(env, RISCV_PMU_CLASS_DEC, since);
+    pmu_events_count(env, RISCV_PMU_CLASS_DEC_LOAD, loads);
+    pmu_events_count(env, RISCV_PMU_CLASS_DEC_STORE, stores);
+    pmu_events_count(env, RISCV_PMU_CLASS_DEC_LDST, ldst);
+    pmu_events_check(env);
+}
+
+/*
+ * wfi retired and stops the hart from its helper, whose TB is left
+ * without passing an exit; the instructions before it were folded (it is
+ * a SYSTEM instruction).
+ */
+void riscv_pmu_events_wfi(CPURISCVState *env)
+{
+    pmu_events_count(env, RISCV_PMU_CLASS_RET, 1);
+    pmu_events_count(env, RISCV_PMU_CLASS_DEC, 1);
+    pmu_events_check(env);
+}
+
+/* Translated code: before a SYSTEM instruction. */
+void helper_pmu_fold(CPURISCVState *env)
+{
+    riscv_pmu_events_fold(env);
+}
+
+/* Translated code: at the exit of a one-instruction TB, a class hit 0. */
+void helper_pmu_wrap(CPURISCVState *env)
+{
+    riscv_pmu_events_update(env);
+}
+
+/*
+ * Translated code, at the start of a TB that may make a counter wrap:
+ * with one instruction, that instruction is the sample; with more, run
+ * them one at a time (cflags, for the next TB, has a count of 1).
+ */
+void helper_pmu_near(CPURISCVState *env, uint32_t cflags)
+{
+    CPUState *cs = env_cpu(env);
+
+    if (!cflags) {
+        env->pmu_ev.sample_pc = env->pc;
+        return;
+    }
+    cs->cflags_next_tb = cflags;
+    cpu_loop_exit(cs);
+}

@@ -1,0 +1,128 @@
+/*
+ * RISC-V PMU: exact, precisely attributed instruction events
+ *
+ * The events of the project's allocation (docs/pmu.rst): instructions
+ * retired, branches and jumps retired (all, taken), and the "decoded"
+ * events of the PDIS draft (instructions, control transfers, loads,
+ * stores, loads-or-stores).  A counter programmed to overflow on the Nth
+ * event overflows on exactly the Nth, and that event's instruction is the
+ * sample (Sspesa) after which the LCOFI is taken (Ssplcofi).
+ *
+ * Counting is per class of instruction, not per counter: translated code
+ * subtracts a block's events from env->pmu_ev.left[class], the events
+ * left before the next counter of that class wraps, and a block that may
+ * reach 0 is run one instruction at a time.  The engine folds the events
+ * into the counters whenever software or the mode can see them.
+ *
+ * Copyright (c) 2026 The rvpa authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef RISCV_PMU_EVENTS_H
+#define RISCV_PMU_EVENTS_H
+
+/* mhpmevent[55:0] values of the events (Sscofpmf owns bits 63:56). */
+#define RISCV_PMU_EV_INST_RET               0x2
+#define RISCV_PMU_EV_INST_BRJMP             0x5
+#define RISCV_PMU_EV_INST_BRJMP_TK          0x13
+#define RISCV_PMU_EV_INST_DEC               0x100
+#define RISCV_PMU_EV_INST_DEC_BRJMP         0x200
+#define RISCV_PMU_EV_INST_DEC_LOAD          0x300
+#define RISCV_PMU_EV_INST_DEC_STORE         0x400
+#define RISCV_PMU_EV_INST_DEC_LDST          0x500
+#define RISCV_PMU_EV_PDIS_SAMPLES           0x600
+#define RISCV_PMU_EV_PDIS_COLLISIONS        0x700
+#define RISCV_PMU_EV_PDIS_FILTERED          0x800
+#define RISCV_PMU_EV_PDIS_DROPPED           0x900
+#define RISCV_PMU_EV_SELECTOR_MASK          MAKE_64BIT_MASK(0, 56)
+
+/* Sspesa CSRs (allocation.md) and the shpmsdata field this model has. */
+#define CSR_SHPMSPC                 0x5e0
+#define CSR_SHPMSDATA               0x5e1
+#define SHPMSDATA_CNTRID            MAKE_64BIT_MASK(0, 5)
+
+/*
+ * The classes an instruction counts in.  Those of "retired" events count
+ * an instruction that completes; the "decoded" ones also count one that
+ * traps (ecall, ebreak, a faulting load).
+ */
+typedef enum RISCVPMUClass {
+    RISCV_PMU_CLASS_RET,        /* retired */
+    RISCV_PMU_CLASS_BRJMP,      /* branches and jumps retired */
+    RISCV_PMU_CLASS_BRJMP_TK,   /* taken branches and jumps retired */
+    RISCV_PMU_CLASS_DEC,        /* decoded */
+    RISCV_PMU_CLASS_DEC_BRJMP,  /* branches, jumps, xRET decoded */
+    RISCV_PMU_CLASS_DEC_LOAD,   /* explicit load decoded */
+    RISCV_PMU_CLASS_DEC_STORE,  /* explicit store decoded */
+    RISCV_PMU_CLASS_DEC_LDST,   /* explicit load or store decoded */
+    RISCV_PMU_NCLASSES
+} RISCVPMUClass;
+
+#define RISCV_PMU_RETIRED_CLASSES \
+    (BIT(RISCV_PMU_CLASS_RET) | BIT(RISCV_PMU_CLASS_BRJMP) | \
+     BIT(RISCV_PMU_CLASS_BRJMP_TK))
+
+typedef struct RISCVPMUEvents {
+    /* events left before a counter wraps; translated code decrements */
+    int64_t left[RISCV_PMU_NCLASSES];
+    /* left[] when the events were last folded into the counters */
+    int64_t folded[RISCV_PMU_NCLASSES];
+    /* the classes some counter counts in the current mode: cs_base */
+    uint32_t active;
+    /* counters a CSR instruction wrote: its own event is not counted */
+    uint32_t written;
+    /* the instruction that may make a counter wrap (one-instruction TB) */
+    uint64_t sample_pc;
+} RISCVPMUEvents;
+
+/* TranslationBlock cs_base: the active classes. */
+#define RISCV_CS_BASE_PMU_SHIFT     40
+
+/*
+ * insn_start data[0] of a TB that counts, above the page offset and the
+ * trace ingress's bits: what riscv_pmu_events_restore() needs to count
+ * the instructions of the TB before one that traps.  The TB's events
+ * since the last fold (before each SYSTEM instruction) are counted at
+ * its exits; so are, before this instruction, RISCV_PMU_START_SINCE
+ * instructions, of which so many loaded and stored.
+ */
+#define RISCV_PMU_START_SINCE_SHIFT 22
+#define RISCV_PMU_START_LOADS_SHIFT 31
+#define RISCV_PMU_START_STORES_SHIFT 40
+#define RISCV_PMU_START_LDST_SHIFT  49
+#define RISCV_PMU_START_COUNT_BITS  9
+#define RISCV_PMU_START_CUR_LOAD    BIT_ULL(58)
+#define RISCV_PMU_START_CUR_STORE   BIT_ULL(59)
+#define RISCV_PMU_START_CUR_CTRL    BIT_ULL(60)
+
+#ifndef CONFIG_USER_ONLY
+struct CPUArchState;
+
+/* Whether mhpmevent value selects an event of this engine. */
+bool riscv_pmu_events_claims(uint64_t mhpmevent);
+
+/* Hooks of the PMU (pmu.c, csr.c) and the hart (cpu_helper.c, ...). */
+uint64_t riscv_pmu_events_cs_base(struct CPUArchState *env);
+void riscv_pmu_events_fold(struct CPUArchState *env);
+void riscv_pmu_events_before_read(struct CPUArchState *env);
+void riscv_pmu_events_update(struct CPUArchState *env);
+void riscv_pmu_events_counter_written(struct CPUArchState *env,
+                                      unsigned ctr_idx);
+void riscv_pmu_events_set_mode(struct CPUArchState *env,
+                               unsigned newpriv, bool newvirt);
+void riscv_pmu_events_restore(struct CPUArchState *env,
+                              const TranslationBlock *tb, uint64_t data0);
+void riscv_pmu_events_wfi(struct CPUArchState *env);
+void riscv_pmu_events_reset(struct CPUArchState *env);
+
+/* Sspesa: a counter's overflow set its OF (any event, any path). */
+void riscv_sspesa_sample(struct CPUArchState *env, unsigned ctr_idx,
+                         uint64_t pc);
+/* shpmspc and shpmsdata (csr.c's table) */
+RISCVException riscv_sspesa_predicate(struct CPUArchState *env, int csrno);
+RISCVException riscv_sspesa_read(struct CPUArchState *env, int csrno,
+                                 target_ulong *val);
+RISCVException riscv_sspesa_write(struct CPUArchState *env, int csrno,
+                                  target_ulong val);
+#endif
+
+#endif /* RISCV_PMU_EVENTS_H */

@@ -1,0 +1,371 @@
+/*
+ * The project's PMU instruction events (docs/pmu.rst, allocation.md):
+ * exact counts whatever the translation blocks, a counter that overflows
+ * on exactly the Nth event with that event's instruction as Sspesa's
+ * sample and the LCOFI taken right after it (Ssplcofi), privilege
+ * filtering, mcountinhibit, the Zicsr rule for CSR writes to a counter,
+ * and an unknown event that counts nothing.  M mode, RV64 and RV32.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "rvtest.h"
+
+#define EV_INST_RET         0x2
+#define EV_BRJMP            0x5
+#define EV_BRJMP_TK         0x13
+#define EV_DEC              0x100
+#define EV_DEC_BRJMP        0x200
+#define EV_DEC_LOAD         0x300
+#define EV_DEC_STORE        0x400
+#define EV_DEC_LDST         0x500
+
+#define OF                  (1ULL << 63)
+#define MINH                (1ULL << 62)
+#define SINH                (1ULL << 61)
+#define UINH                (1ULL << 60)
+#define LCOFIP              (1UL << 13)
+
+#define CSR_MHPMCOUNTER3    0xb03
+#define CSR_MHPMCOUNTER3H   0xb83
+#define CSR_MHPMEVENT3      0x323
+#define CSR_MHPMEVENT3H     0x723
+#define CSR_SHPMSPC         0x5e0
+#define CSR_SHPMSDATA       0x5e1
+
+/* mhpmeventN (both halves on RV32); the counter inhibited meanwhile */
+static void set_event(unsigned n, uint64_t ev)
+{
+    csr_set(mcountinhibit, 1UL << n);
+#if RV_XLEN == 32
+    rv_csr_write_num(CSR_MHPMEVENT3H + n - 3, ev >> 32);
+#endif
+    rv_csr_write_num(CSR_MHPMEVENT3 + n - 3, (unsigned long)ev);
+}
+
+static uint64_t get_event(unsigned n)
+{
+    uint64_t ev = rv_csr_read_num(CSR_MHPMEVENT3 + n - 3);
+
+#if RV_XLEN == 32
+    ev = (uint32_t)ev | (uint64_t)rv_csr_read_num(CSR_MHPMEVENT3H + n - 3)
+                        << 32;
+#endif
+    return ev;
+}
+
+static void set_counter(unsigned n, uint64_t val)
+{
+#if RV_XLEN == 32
+    rv_csr_write_num(CSR_MHPMCOUNTER3H + n - 3, val >> 32);
+#endif
+    rv_csr_write_num(CSR_MHPMCOUNTER3 + n - 3, (unsigned long)val);
+}
+
+static uint64_t get_counter(unsigned n)
+{
+#if RV_XLEN == 32
+    uint32_t hi, lo;
+
+    do {
+        hi = rv_csr_read_num(CSR_MHPMCOUNTER3H + n - 3);
+        lo = rv_csr_read_num(CSR_MHPMCOUNTER3 + n - 3);
+    } while (hi != rv_csr_read_num(CSR_MHPMCOUNTER3H + n - 3));
+    return (uint64_t)hi << 32 | lo;
+#else
+    return rv_csr_read_num(CSR_MHPMCOUNTER3 + n - 3);
+#endif
+}
+
+static void stop_all(void)
+{
+    csr_write(mcountinhibit, ~0UL);
+    for (unsigned n = 3; n <= 7; n++) {
+        set_event(n, 0);
+        set_counter(n, 0);
+    }
+    csr_clear(mip, LCOFIP);
+}
+
+/*
+ * Counter 3 counts ev from 0 over a block of straight-line code started
+ * and read by CSR instructions in the same asm: neither is counted (the
+ * write is done instead of its own increment; a read sees the
+ * instructions before it).
+ */
+#define COUNT_BLOCK(result, ...) do {                                   \
+        unsigned long r_;                                               \
+        csr_write(mcountinhibit, ~(1UL << 3));                          \
+        asm volatile("csrw mhpmcounter3, zero\n"                        \
+                     __VA_ARGS__                                        \
+                     "csrr %0, mhpmcounter3\n"                          \
+                     : "=&r"(r_) : "r"(&scratch) : "t0", "t1", "memory"); \
+        csr_write(mcountinhibit, ~0UL);                                 \
+        (result) = r_;                                                  \
+    } while (0)
+
+static volatile unsigned long scratch[4];
+
+#if RV_XLEN == 32
+#define LOAD lw
+#define STORE sw
+#else
+#define LOAD ld
+#define STORE sd
+#endif
+
+static unsigned long count_block(uint64_t ev)
+{
+    unsigned long n;
+
+    set_event(3, ev);
+    COUNT_BLOCK(n,
+                "addi t0, zero, 1\n"
+                RV_STR(LOAD) " t1, 0(%1)\n"
+                "addi t0, t0, 1\n"
+                RV_STR(STORE) " t0, 8(%1)\n"
+                "amoadd.w t1, t0, (%1)\n"
+                "lr.w t1, (%1)\n"
+                "sc.w t1, t0, (%1)\n"
+                "c.nop\n"
+                "beq t0, zero, 1f\n"      /* not taken */
+                "bne t0, zero, 1f\n"      /* taken */
+                "nop\n"
+                "1: j 2f\n"               /* taken jump */
+                "nop\n"
+                "2: nop\n");
+    return n;
+}
+
+static void test_counts(void)
+{
+    /*
+     * 12 instructions: 2 loads (ld, lr), 2 stores (sd, sc), 1 AMO, a
+     * branch not taken, a branch and a jump taken
+     */
+    rv_rule("INST.DEC.SPEC counts every instruction, exactly");
+    CHECK_EQ(count_block(EV_DEC), 12);
+    rv_rule("INST.RET counts retired instructions, exactly");
+    CHECK_EQ(count_block(EV_INST_RET), 12);
+    rv_rule("INST.DEC.LOAD.SPEC counts loads, LR and AMOs");
+    CHECK_EQ(count_block(EV_DEC_LOAD), 3);
+    rv_rule("INST.DEC.STORE.SPEC counts stores, SC and AMOs");
+    CHECK_EQ(count_block(EV_DEC_STORE), 3);
+    rv_rule("INST.DEC.LDST.SPEC counts an AMO once");
+    CHECK_EQ(count_block(EV_DEC_LDST), 5);
+    rv_rule("INST.BRJMP counts branches and jumps retired");
+    CHECK_EQ(count_block(EV_BRJMP), 3);
+    rv_rule("INST.BRJMP.TK counts taken branches and jumps");
+    CHECK_EQ(count_block(EV_BRJMP_TK), 2);
+    rv_rule("INST.DEC.BRJMP.SPEC counts branches and jumps decoded");
+    CHECK_EQ(count_block(EV_DEC_BRJMP), 3);
+    rv_rule("an unknown event counts nothing");
+    CHECK_EQ(count_block(0x123456), 0);
+    CHECK_EQ(count_block(0xa00), 0);
+    rv_rule("a counter with a PDIS event counts nothing without samples");
+    CHECK_EQ(count_block(0x600), 0);
+}
+
+/* ----------------------------------------------------------- overflow */
+
+static volatile unsigned long lcofi_epc, lcofi_spc, lcofi_sdata, lcofi_taken;
+
+static void lcofi_handler(unsigned irq)
+{
+    (void)irq;
+    csr_write(mcountinhibit, ~0UL);
+    lcofi_epc = csr_read(mepc);
+    lcofi_spc = csr_read(CSR_SHPMSPC);
+    lcofi_sdata = csr_read(CSR_SHPMSDATA);
+    lcofi_taken++;
+    csr_clear(mip, LCOFIP);
+}
+
+/*
+ * Counter 3 counts ev and overflows on the nth event of the block: the
+ * sample is the nth instruction (when each counts once), and the LCOFI is
+ * taken before the next one.  addr[] gets the block's addresses.
+ */
+static void overflow_at(uint64_t ev, unsigned n, unsigned long *addr)
+{
+    csr_write(CSR_SHPMSPC, 0);
+    lcofi_taken = 0;
+    set_event(3, ev);
+    set_counter(3, -(uint64_t)n);
+    csr_set(mie, LCOFIP);
+    rv_irq_enable();
+    csr_write(mcountinhibit, ~(1UL << 3));
+    asm volatile("csrw mhpmcounter3, %7\n"
+                 "0: addi t0, zero, 1\n"
+                 "1: addi t0, t0, 1\n"
+                 "2: bne t0, zero, 4f\n"
+                 "3: nop\n"
+                 "4: addi t0, t0, 1\n"
+                 "5: j 7f\n"
+                 "6: nop\n"
+                 "7: addi t0, t0, 1\n"
+                 "8: lla %0, 0b\n"
+                 "lla %1, 1b\n"
+                 "lla %2, 2b\n"
+                 "lla %3, 4b\n"
+                 "lla %4, 5b\n"
+                 "lla %5, 7b\n"
+                 "lla %6, 8b\n"
+                 : "=&r"(addr[0]), "=&r"(addr[1]), "=&r"(addr[2]),
+                   "=&r"(addr[3]), "=&r"(addr[4]), "=&r"(addr[5]),
+                   "=&r"(addr[6])
+                 : "r"((unsigned long)-(uint64_t)n) : "t0", "memory");
+    csr_write(mcountinhibit, ~0UL);
+    rv_irq_disable();
+    csr_clear(mie, LCOFIP);
+}
+
+static void test_overflow(void)
+{
+    /* the block's instructions in order: 0, 1, 2 (taken), 4, 5 (jump), 7 */
+    unsigned long a[7];
+
+    rv_irq_set_handler(IRQ_LCOF, lcofi_handler);
+    for (unsigned n = 1; n <= 6; n++) {
+        unsigned i = n - 1;
+
+        overflow_at(EV_DEC, n, a);
+        rv_printf("  INST.DEC.SPEC, overflow on event %u\n", n);
+        rv_rule("Sspesa: shpmspc is the instruction of the Nth event");
+        CHECK_EQ(lcofi_taken, 1);
+        CHECK_EQ(lcofi_spc, a[i]);
+        rv_rule("Sspesa: shpmsdata.CNTRID is the counter");
+        CHECK_EQ(lcofi_sdata, 3);
+        rv_rule("Ssplcofi: epc is the instruction after the sample "
+                "(the target of a taken branch or jump)");
+        CHECK_EQ(lcofi_epc, a[i + 1]);
+        rv_rule("Sscofpmf: the overflow sets OF");
+        CHECK(get_event(3) & OF);
+    }
+
+    /* taken transfers: the bne (2) then the j (5) */
+    overflow_at(EV_BRJMP_TK, 1, a);
+    rv_rule("Ssplcofi: a taken branch samples itself, epc is its target");
+    CHECK_EQ(lcofi_spc, a[2]);
+    CHECK_EQ(lcofi_epc, a[3]);
+    overflow_at(EV_BRJMP_TK, 2, a);
+    rv_rule("Ssplcofi: a jump samples itself, epc is its target");
+    CHECK_EQ(lcofi_spc, a[4]);
+    CHECK_EQ(lcofi_epc, a[5]);
+    stop_all();
+}
+
+/* Two counters wrap on the same instruction; then a later one. */
+static void test_simultaneous(void)
+{
+    unsigned long pc;
+
+    csr_write(CSR_SHPMSPC, 0);
+    set_event(4, EV_DEC);
+    set_event(6, EV_DEC);
+    set_event(5, EV_INST_RET);
+    set_counter(4, -1ULL);
+    set_counter(6, -1ULL);
+    set_counter(5, -3ULL);
+    /* LCOFI not enabled: the overflows stay pending */
+    asm volatile("csrw mcountinhibit, %1\n"
+                 "1: nop\n"
+                 "nop\n"
+                 "nop\n"
+                 "nop\n"
+                 "lla %0, 1b\n"
+                 : "=&r"(pc) : "r"(~0x70UL) : "memory");
+    csr_write(mcountinhibit, ~0UL);
+    rv_rule("Sspesa: simultaneous overflows record the lowest counter");
+    CHECK_EQ(csr_read(CSR_SHPMSDATA), 4);
+    CHECK_EQ(csr_read(CSR_SHPMSPC), pc);
+    rv_rule("Sspesa: a later overflow before the LCOFI is cleared "
+            "does not overwrite the sample");
+    CHECK(get_event(5) & OF);
+    CHECK(csr_read(mip) & LCOFIP);
+    stop_all();
+}
+
+/* ------------------------------------------------ CSR write rule, inh */
+
+static void test_csr_write(void)
+{
+    unsigned long v;
+
+    set_event(3, EV_INST_RET);
+    csr_write(mcountinhibit, ~(1UL << 3));
+    asm volatile("csrw mhpmcounter3, %1\n"
+                 "csrr %0, mhpmcounter3\n"
+                 : "=&r"(v) : "r"(1000UL));
+    csr_write(mcountinhibit, ~0UL);
+    rv_rule("Zicsr: a write to a counter is done instead of its increment");
+    CHECK_EQ(v, 1000);
+
+    set_counter(3, -1ULL);
+    asm volatile("csrw mcountinhibit, %0\n"
+                 "csrw mhpmcounter3, zero\n"
+                 "nop\n" : : "r"(~(1UL << 3)));
+    csr_write(mcountinhibit, ~0UL);
+    rv_rule("Sscofpmf: a CSR write never causes an overflow");
+    CHECK_EQ(get_event(3) & OF, 0);
+    CHECK_EQ(csr_read(mip) & LCOFIP, 0);
+    stop_all();
+
+    set_event(3, EV_DEC);
+    set_counter(3, 77);
+    asm volatile("nop\nnop\nnop\n");
+    rv_rule("mcountinhibit stops a counter");
+    CHECK_EQ(get_counter(3), 77);
+    stop_all();
+}
+
+/* n > 0 iterations of two instructions */
+static unsigned long run_loop(unsigned long n)
+{
+    asm volatile("1: addi %0, %0, -1\n"
+                 "bnez %0, 1b\n" : "+r"(n));
+    return 0;
+}
+
+/* Events of counter 3 while run_loop(n) runs in mode m. */
+static uint64_t count_in_mode(enum rv_mode m, unsigned long n)
+{
+    uint64_t c;
+
+    set_counter(3, 0);
+    csr_write(mcountinhibit, ~(1UL << 3));
+    rv_run_in_mode(m, run_loop, n);
+    csr_write(mcountinhibit, ~0UL);
+    c = get_counter(3);
+    return c;
+}
+
+static void test_filter(void)
+{
+    uint64_t d1, d2;
+
+    set_event(3, EV_DEC | MINH);
+    d1 = count_in_mode(RV_MODE_S, 10);
+    d2 = count_in_mode(RV_MODE_S, 110);
+    rv_rule("MINH: the count is S mode's only, exact in the loop");
+    CHECK_EQ(d2 - d1, 200);
+    CHECK_EQ(count_in_mode(RV_MODE_M, 100), 0);
+
+    set_event(3, EV_DEC | MINH | SINH);
+    rv_rule("MINH|SINH: S mode is not counted, U mode is");
+    CHECK_EQ(count_in_mode(RV_MODE_S, 100), 0);
+    d1 = count_in_mode(RV_MODE_U, 10);
+    d2 = count_in_mode(RV_MODE_U, 20);
+    CHECK_EQ(d2 - d1, 20);
+    stop_all();
+}
+
+int main(void)
+{
+    stop_all();
+    test_counts();
+    test_overflow();
+    test_simultaneous();
+    test_csr_write();
+    test_filter();
+    return 0;
+}
