@@ -24,6 +24,7 @@
 #include "exec/helper-proto.h"
 #include "exec/translation-block.h"
 #include "system/runstate.h"
+#include "system/device_tree.h"
 #include "trace.h"
 
 #define NO_COUNTER      (-1)
@@ -65,6 +66,37 @@ bool riscv_pmu_events_claims(uint64_t mhpmevent)
     default:
         return pmu_event_class(mhpmevent) != NO_COUNTER;
     }
+}
+
+/*
+ * riscv,raw-event-to-mhpmcounters: <match_hi match_lo mask_hi mask_lo
+ * counters>, one exact row per event that SBI has no general code for
+ * (SBI maps INSTRUCTIONS and BRANCH_INSTRUCTIONS to INST.RET and
+ * INST.BRJMP through riscv,event-to-mhpmcounters), so that OpenSBI
+ * programs the raw event data into mhpmevent as it is.
+ */
+void riscv_pmu_events_generate_fdt(void *fdt, uint32_t cmask,
+                                   const char *pmu_name)
+{
+    static const uint32_t raw[] = {
+        RISCV_PMU_EV_INST_BRJMP_TK,
+        RISCV_PMU_EV_INST_DEC, RISCV_PMU_EV_INST_DEC_BRJMP,
+        RISCV_PMU_EV_INST_DEC_LOAD, RISCV_PMU_EV_INST_DEC_STORE,
+        RISCV_PMU_EV_INST_DEC_LDST,
+        RISCV_PMU_EV_PDIS_SAMPLES, RISCV_PMU_EV_PDIS_COLLISIONS,
+        RISCV_PMU_EV_PDIS_FILTERED, RISCV_PMU_EV_PDIS_DROPPED,
+    };
+    uint32_t rows[ARRAY_SIZE(raw)][5];
+
+    for (int i = 0; i < ARRAY_SIZE(raw); i++) {
+        rows[i][0] = cpu_to_be32(0);
+        rows[i][1] = cpu_to_be32(raw[i]);
+        rows[i][2] = cpu_to_be32(UINT32_MAX);
+        rows[i][3] = cpu_to_be32(UINT32_MAX);
+        rows[i][4] = cpu_to_be32(cmask);
+    }
+    qemu_fdt_setprop(fdt, pmu_name, "riscv,raw-event-to-mhpmcounters",
+                     rows, sizeof(rows));
 }
 
 static uint64_t pmu_mhpmevent(CPURISCVState *env, unsigned i)

@@ -99,6 +99,9 @@ struct CPUArchState;
 
 /* Whether mhpmevent value selects an event of this engine. */
 bool riscv_pmu_events_claims(uint64_t mhpmevent);
+/* The raw events of the /pmu node (OpenSBI's binding) */
+void riscv_pmu_events_generate_fdt(void *fdt, uint32_t cmask,
+                                   const char *pmu_name);
 
 /* Hooks of the PMU (pmu.c, csr.c) and the hart (cpu_helper.c, ...). */
 uint64_t riscv_pmu_events_cs_base(struct CPUArchState *env);
