@@ -259,14 +259,13 @@ void riscv_pmu_events_fold(CPURISCVState *env)
     if (!any) {
         return;
     }
-    for (unsigned i = 3; i < RV_MAX_MHPMCOUNTERS; i++) {
-        int c = pmu_counter_class(env, i, env->priv, env->virt_enabled);
-        uint64_t n, old;
+    for (uint32_t set = ev->counting; set; set &= set - 1) {
+        unsigned i = ctz32(set);
+        uint64_t n = events[ev->counter_class[i]], old;
 
-        if (c == NO_COUNTER || !events[c]) {
+        if (!n) {
             continue;
         }
-        n = events[c];
         if (ev->written & BIT(i)) {
             /* the CSR write's own event, which the write replaced */
             ev->written &= ~BIT(i);
@@ -292,6 +291,24 @@ void riscv_pmu_events_before_read(CPURISCVState *env)
     }
 }
 
+/* Which counter counts which class in a mode. */
+static void pmu_events_classify(CPURISCVState *env, unsigned priv, bool virt)
+{
+    RISCVPMUEvents *ev = &env->pmu_ev;
+
+    ev->active = 0;
+    ev->counting = 0;
+    for (unsigned i = 3; i < RV_MAX_MHPMCOUNTERS; i++) {
+        int c = pmu_counter_class(env, i, priv, virt);
+
+        if (c != NO_COUNTER) {
+            ev->active |= BIT(c);
+            ev->counting |= BIT(i);
+            ev->counter_class[i] = c;
+        }
+    }
+}
+
 /*
  * After a fold: the classes counted in a mode, and the events left in
  * each before its first counter wraps.
@@ -300,26 +317,28 @@ static void pmu_events_arm(CPURISCVState *env, unsigned priv, bool virt)
 {
     RISCVPMUEvents *ev = &env->pmu_ev;
 
-    ev->active = 0;
+    pmu_events_classify(env, priv, virt);
     for (int c = 0; c < RISCV_PMU_NCLASSES; c++) {
         ev->left[c] = INT64_MAX;
     }
-    for (unsigned i = 3; i < RV_MAX_MHPMCOUNTERS; i++) {
-        int c = pmu_counter_class(env, i, priv, virt);
-        uint64_t val, to_wrap;
-
-        if (c == NO_COUNTER) {
-            continue;
-        }
-        ev->active |= BIT(c);
-        val = pmu_counter_get(env, i);
+    for (uint32_t set = ev->counting; set; set &= set - 1) {
+        unsigned i = ctz32(set), c = ev->counter_class[i];
+        uint64_t val = pmu_counter_get(env, i);
         /* 2^64 - value events wrap it, one more after a write */
-        to_wrap = -val + !!(ev->written & BIT(i));
+        uint64_t to_wrap = -val + !!(ev->written & BIT(i));
+
         if (val && to_wrap && to_wrap < (uint64_t)ev->left[c]) {
             ev->left[c] = to_wrap;
         }
     }
     memcpy(ev->folded, ev->left, sizeof(ev->left));
+}
+
+/* Migrated in: the events not folded yet go to the counters loaded. */
+void riscv_pmu_events_post_load(CPURISCVState *env)
+{
+    pmu_events_classify(env, env->priv, env->virt_enabled);
+    riscv_pmu_events_update(env);
 }
 
 uint64_t riscv_pmu_events_cs_base(CPURISCVState *env)

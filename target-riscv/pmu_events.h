@@ -68,6 +68,9 @@ typedef struct RISCVPMUEvents {
     int64_t folded[RISCV_PMU_NCLASSES];
     /* the classes some counter counts in the current mode: cs_base */
     uint32_t active;
+    /* the counters that count one of them, and the class of each */
+    uint32_t counting;
+    uint8_t counter_class[32];
     /* counters a CSR instruction wrote: its own event is not counted */
     uint32_t written;
     /* the instruction that may make a counter wrap (one-instruction TB) */
@@ -116,6 +119,7 @@ void riscv_pmu_events_restore(struct CPUArchState *env,
                               const TranslationBlock *tb, uint64_t data0);
 void riscv_pmu_events_wfi(struct CPUArchState *env);
 void riscv_pmu_events_reset(struct CPUArchState *env);
+void riscv_pmu_events_post_load(struct CPUArchState *env);
 
 /* Sspesa: a counter's overflow set its OF (any event, any path). */
 void riscv_sspesa_sample(struct CPUArchState *env, unsigned ctr_idx,

@@ -13,12 +13,17 @@
  *   sink=pib                       trace to the PIB sink only (machine
  *                                  option rvtrace-chardev)
  *   bufsize=N                      RAM sink buffer bytes (default 8 MiB)
+ *   pmu=E period=N                 sample: mhpmcounter3 counts event E
+ *                                  (decimal) and overflows every N
+ *                                  events (default 100000); the LCOFI
+ *                                  handler reloads it (scripts/bench-pmu.sh)
  *
  * The packets go to hart 0's RAM sink, an 8 MiB buffer that wraps (free
  * RAM after the program: not in .bss, which crt0 would clear).  It
  * prints "work: NAME insns N ticks T bytes B wrapped W result R":
  * retired instructions (minstret: instructions under -icount shift=0),
- * mtime ticks and trace bytes of the workload.
+ * mtime ticks and trace bytes of the workload, then "samples S" with
+ * pmu=.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -273,6 +278,33 @@ static unsigned long rdinstret(void)
     return v;
 }
 
+/* --------------------------------------------------------- sampling */
+
+static unsigned long pmu_event, pmu_period;
+static volatile unsigned long pmu_samples;
+
+/* As a profiler's overflow handler: count, reload, clear OF and LCOFIP. */
+static void pmu_overflow(unsigned irq)
+{
+    (void)irq;
+    pmu_samples++;
+    csr_write(mhpmcounter3, -pmu_period);
+    csr_write(mhpmevent3, pmu_event);
+    csr_clear(mip, 1UL << IRQ_LCOF);
+}
+
+static void pmu_start(void)
+{
+    pmu_event = rv_arg_value("pmu=", 0);
+    pmu_period = rv_arg_value("period=", 100000);
+    rv_irq_set_handler(IRQ_LCOF, pmu_overflow);
+    csr_write(mhpmevent3, pmu_event);
+    csr_write(mhpmcounter3, -pmu_period);
+    csr_set(mie, 1UL << IRQ_LCOF);
+    rv_irq_enable();
+    csr_clear(mcountinhibit, 1UL << 3);
+}
+
 int main(void)
 {
     unsigned (*work)(unsigned) = coremark;
@@ -296,6 +328,9 @@ int main(void)
     if (tracing) {
         trace_start(rv_arg_value("trace=", 0), pib);
     }
+    if (rv_arg("pmu=")) {
+        pmu_start();
+    }
     ticks = rv_mtime();
     insns = rdinstret();
     for (unsigned long i = 0; i < iters; i++) {
@@ -314,8 +349,12 @@ int main(void)
             }
         }
     }
+    csr_set(mcountinhibit, 1UL << 3);
     rv_printf("work: %s insns %lu ticks %lu bytes %lu wrapped %lu "
               "result %u\n", name, insns, (unsigned long)ticks, bytes,
               wrapped, result);
+    if (rv_arg("pmu=")) {
+        rv_printf("samples %lu\n", pmu_samples);
+    }
     return 0;
 }
