@@ -1,7 +1,8 @@
 /*
  * CSR fuzz: random accesses, from M, S, U, VS and VU, to every CSR the
  * project adds or changes (the draft and the ratified CTR, the indirect
- * registers and their selects, the state enables, LCOFIE, satp's ASID).
+ * registers and their selects, the state enables, LCOFIE, satp's ASID,
+ * the PMU events and inhibits, counter delegation, Sspesa's CSRs).
  * Whatever the values and the order, every access either completes or
  * raises the illegal-instruction or virtual-instruction exception; QEMU
  * never stops, and the run ends in bounded time (a guest that rewrites
@@ -26,8 +27,21 @@
 #define CSR_SCTRDEPTH   0x15f
 #define CSR_VSCTRCTL    0x24e
 #define CSR_MCTRCTL     0x34e
+/* PMU events, counter delegation (menvcfg.CDE) and Sspesa */
+#define CSR_MCOUNTINHIBIT 0x320
+#define CSR_MCOUNTEREN  0x306
+#define CSR_MHPMEVENT3  0x323
+#define CSR_MHPMEVENT4  0x324
+#define CSR_MHPMEVENT3H 0x723
+#define CSR_MHPMCOUNTER3 0xb03
+#define CSR_MHPMCOUNTER4 0xb04
+#define CSR_MHPMCOUNTER3H 0xb83
+#define CSR_MENVCFG     0x30a
+#define CSR_MENVCFGH    0x31a
+#define CSR_SHPMSPC     0x5e0
+#define CSR_SHPMSDATA   0x5e1
 
-enum kind { PLAIN, SELECT, STATEEN, SATP, INTR_ENABLE };
+enum kind { PLAIN, SELECT, STATEEN, SATP, INTR_ENABLE, EVENT, ENVCFG };
 
 static const struct {
     unsigned short csr;
@@ -52,6 +66,13 @@ static const struct {
     { CSR_SSTATEEN0, STATEEN },
     { CSR_MIE, INTR_ENABLE }, { CSR_SIE, INTR_ENABLE },
     { CSR_SATP, SATP },
+    { CSR_MHPMEVENT3, EVENT }, { CSR_MHPMEVENT4, EVENT },
+    { CSR_MHPMEVENT3H, PLAIN },
+    { CSR_MHPMCOUNTER3, PLAIN }, { CSR_MHPMCOUNTER4, PLAIN },
+    { CSR_MHPMCOUNTER3H, PLAIN },
+    { CSR_MCOUNTINHIBIT, PLAIN }, { CSR_MCOUNTEREN, PLAIN },
+    { CSR_MENVCFG, ENVCFG }, { CSR_MENVCFGH, ENVCFG },
+    { CSR_SHPMSPC, PLAIN }, { CSR_SHPMSDATA, PLAIN },
 };
 
 static unsigned long long rng;
@@ -94,12 +115,34 @@ static unsigned long random_value(unsigned kind)
                                v & (0xffffUL << 44);
     case INTR_ENABLE:
         return v & MIE_LCOFIE;
+    case EVENT:
+        /* mostly an event of the allocation, with any filter bits */
+        if (random_below(4)) {
+            static const unsigned long events[] = {
+                0x2, 0x5, 0x13, 0x100, 0x200, 0x300, 0x400, 0x500,
+                0x600, 0x900,
+            };
+            return events[random_below(sizeof(events) / sizeof(events[0]))] |
+                   (RV_XLEN == 64 ? v & (0xfcUL << 56) : 0);
+        }
+        return v;
+    case ENVCFG:
+        /* counter delegation (CDE) only: other bits change the machine */
+        return RV_XLEN == 64 ? v & (1UL << 60) : v & (1UL << 28);
     default:
         return v;
     }
 }
 
-static unsigned long accesses, traps;
+static unsigned long accesses, traps, lcofis;
+
+/* A counter the fuzz programmed overflowed, with the LCOFI enabled. */
+static void lcofi_handler(unsigned irq)
+{
+    (void)irq;
+    lcofis++;
+    csr_clear(mip, 1UL << IRQ_LCOF);
+}
 
 /* One random access from the current mode; returns false on a bad trap. */
 static bool random_access(void)
@@ -150,6 +193,7 @@ int main(void)
     unsigned long bad = 0, done;
 
     rng = rv_arg_value("seed=", 1) * 0x9e3779b97f4a7c15ULL | 1;
+    rv_irq_set_handler(IRQ_LCOF, lcofi_handler);
     rv_rule("a CSR access completes or raises an illegal-instruction "
             "(virtual-instruction from VS/VU) exception");
     for (done = 0; done < iters; done += 16) {
@@ -158,7 +202,8 @@ int main(void)
         bad += mode == RV_MODE_M ? burst(16) :
                                    rv_run_in_mode(mode, burst, 16);
     }
-    rv_printf("csr-fuzz: %lu accesses, %lu traps\n", accesses, traps);
+    rv_printf("csr-fuzz: %lu accesses, %lu traps, %lu LCOFIs\n", accesses,
+              traps, lcofis);
     CHECK_EQ(bad, 0);
     CHECK(traps > 0 && traps < accesses);
     return 0;

@@ -2,8 +2,9 @@
  * Sspesa draft: who may access shpmspc (0x5e0) and shpmsdata (0x5e1) and
  * with which exception, what they hold (WARL), which overflows update
  * them under counter delegation (menvcfg.CDE); Ssplcofi with the LCOFI
- * delegated to S mode; and which instruction events an instruction that
- * traps counts (decoded, not retired).
+ * delegated to S mode, and a VS-mode instruction sampled into M; and
+ * which instruction events an instruction that traps counts (decoded,
+ * not retired).
  * Runs with h=on,sscofpmf=on,smcdeleg=on,ssccfg=on,smcsrind=on,
  * sscsrind=on,sspesa=on,ssplcofi=on.
  *
@@ -261,6 +262,67 @@ static void test_s_mode_lcofi(void)
     stop_all();
 }
 
+/* ------------------------------------------------------ VS mode samples */
+
+static volatile unsigned long vs_epc, vs_spc, vs_mpv, vs_taken;
+
+static void m_lcofi_handler(unsigned irq)
+{
+    (void)irq;
+    csr_write(mcountinhibit, ~0UL);
+    vs_epc = csr_read(mepc);
+    vs_spc = csr_read(CSR_SHPMSPC);
+#if RV_XLEN == 32
+    vs_mpv = csr_read(0x310) & (1UL << 7);      /* mstatush.MPV */
+#else
+    vs_mpv = csr_read(mstatus) & (1UL << 39);   /* mstatus.MPV */
+#endif
+    vs_taken++;
+    csr_clear(mip, LCOFIP);
+}
+
+/* 1000 iterations of three 4-byte instructions; a[] gets their addresses */
+static unsigned long vs_loop(unsigned long arg)
+{
+    unsigned long *a = (unsigned long *)arg, n = 1000;
+
+    asm volatile(".option push\n"
+                 ".option norvc\n"
+                 "1: addi %0, %0, -1\n"
+                 "2: xori t0, %0, 1\n"
+                 "3: bnez %0, 1b\n"
+                 ".option pop\n"
+                 "lla %1, 1b\n"
+                 "lla %2, 2b\n"
+                 "lla %3, 3b\n"
+                 : "+r"(n), "=&r"(a[0]), "=&r"(a[1]), "=&r"(a[2]) : : "t0");
+    return 0;
+}
+
+static void test_vs_sample(void)
+{
+    unsigned long a[3];
+
+    /* counts in VS only; the LCOFI goes to M */
+    set_event(3, EV_DEC | MINH | (1ULL << 61) | (1ULL << 60) | (1ULL << 58));
+    set_counter(3, -1000ULL);
+    rv_irq_set_handler(IRQ_LCOF, m_lcofi_handler);
+    csr_set(mie, LCOFIP);
+    csr_write(CSR_SHPMSPC, 0);
+    csr_write(mcountinhibit, ~(1UL << 3));
+    rv_run_in_mode(RV_MODE_VS, vs_loop, (unsigned long)a);
+    csr_write(mcountinhibit, ~0UL);
+    csr_clear(mie, LCOFIP);
+    rv_printf("  VS sample 0x%lx, mepc 0x%lx\n", vs_spc, vs_epc);
+    rv_rule("Sspesa: a VS-mode instruction is sampled (VSINH clear)");
+    CHECK_EQ(vs_taken, 1);
+    CHECK(vs_mpv);
+    CHECK(vs_spc == a[0] || vs_spc == a[1] || vs_spc == a[2]);
+    rv_rule("Ssplcofi: from VS, mepc is the next instruction");
+    CHECK_EQ(vs_epc, vs_spc == a[2] ? a[0] : vs_spc + 4);
+    stop_all();
+}
+
 /* ------------------------------------------------- instructions that trap */
 
 static volatile unsigned long word, trap_cause;
@@ -344,6 +406,7 @@ int main(void)
     test_warl();
     test_delegated_only();
     test_s_mode_lcofi();
+    test_vs_sample();
     test_trapping();
     return 0;
 }
