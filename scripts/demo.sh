@@ -9,9 +9,23 @@ qemu=$RVPA_QEMU/build/qemu-system-riscv64
 elf=$RVPA_BUILD/tests-tcg/demo-rv64.elf
 [ -x "$qemu" ] && [ -f "$elf" ] || die "nothing built yet: run scripts/bootstrap.sh"
 
-cpu=rv64,h=on,sscofpmf=on,ctr=on
+cpu=rv64,h=on,sscofpmf=on,ctr=on,sspesa=on,ssplcofi=on
 echo "\$ qemu-system-riscv64 -M virt,rvtrace=on -bios none -cpu $cpu -kernel demo-rv64.elf"
-"$RVPA_ROOT/tests-tcg/run-guest.sh" "$qemu" "$elf" "$cpu" -- -machine rvtrace=on
+out=$("$RVPA_ROOT/tests-tcg/run-guest.sh" "$qemu" "$elf" "$cpu" -- \
+      -machine rvtrace=on) || { echo "$out"; exit 1; }
+echo "$out"
+
+# The PMU samples, by function (the guest prints their PCs).
+pcs=$(sed -n 's/^  sample \(0x[0-9a-f]*\)$/\1/p' <<<"$out")
+if [ -n "$pcs" ]; then
+    echo
+    echo "\$ riscv64-unknown-elf-addr2line -f -s -e demo-rv64.elf SAMPLES"
+    # shellcheck disable=SC2086 # one argument per sampled PC
+    riscv64-unknown-elf-addr2line -f -s -e "$elf" $pcs | paste - - |
+        awk '{ n[$1]++; at[$1] = $2 } END {
+                 for (f in n) printf "  %3d samples in %-12s (%s)\n", n[f], f, at[f] }' |
+        sort -rn
+fi
 
 # The same run captured whole from reset through the PIB sink, decoded on
 # the host with the guest's ELF (and virt's reset vector, saved first).

@@ -29,6 +29,8 @@ static const struct {
     { "ssctr", "Control Transfer Records, S-mode" },
     { "smcsrind", "indirect CSR access (CTR entries)" },
     { "sscofpmf", "counter overflow and privilege filtering" },
+    { "sspesa", "the sample PC of a counter overflow (draft)" },
+    { "ssplcofi", "the overflow interrupt right after it (draft)" },
 };
 
 /* Is name one of the '_'-separated extensions of the ISA string? */
@@ -193,6 +195,66 @@ static void trace_demo(void)
     CHECK_EQ(tr_read(TR_ENC(0), TR_CONTROL) & TE_STALL_OVERFLOW, 0);
 }
 
+/* -------------------------------------------------- PMU sampling */
+
+#define CSR_SHPMSPC     0x5e0
+#define EV_INST_DEC     0x100       /* INST.DEC.SPEC (docs/pmu.rst) */
+#define SAMPLE_PERIOD   997
+#define NSAMPLES        12
+
+static volatile unsigned long samples[NSAMPLES], nsamples;
+
+/* A profiler's overflow handler: take the sample, reload the counter. */
+static void sample_handler(unsigned irq)
+{
+    (void)irq;
+    if (nsamples < NSAMPLES) {
+        samples[nsamples++] = csr_read(CSR_SHPMSPC);
+    }
+    csr_write(mhpmcounter3, -SAMPLE_PERIOD);
+    csr_write(mhpmevent3, EV_INST_DEC);     /* clears OF */
+    csr_clear(mip, 1UL << IRQ_LCOF);
+}
+
+static unsigned __attribute__((noinline)) mix(unsigned x)
+{
+    return (x ^ (x >> 7)) * 0x9e3779b1u;
+}
+
+static unsigned __attribute__((noinline)) hot_loop(unsigned n)
+{
+    unsigned acc = 0;
+
+    for (unsigned i = 0; i < n; i++) {
+        acc += mix(i + acc);
+    }
+    return acc;
+}
+
+static void pmu_sampling(const char *isa)
+{
+    unsigned result;
+
+    if (!isa_has(isa, "sspesa")) {
+        rv_printf("  (no Sspesa: run with -cpu ...,sscofpmf=on,sspesa=on)\n");
+        return;
+    }
+    rv_irq_set_handler(IRQ_LCOF, sample_handler);
+    csr_write(mhpmevent3, EV_INST_DEC);
+    csr_write(mhpmcounter3, -SAMPLE_PERIOD);
+    csr_set(mie, 1UL << IRQ_LCOF);
+    rv_irq_enable();
+    csr_clear(mcountinhibit, 1UL << 3);
+    result = hot_loop(2000);
+    csr_set(mcountinhibit, 1UL << 3);
+    rv_irq_disable();
+    rv_printf("  hot_loop(2000) = %u, sampled every %u decoded "
+              "instructions:\n", result, SAMPLE_PERIOD);
+    for (unsigned long i = 0; i < nsamples; i++) {
+        rv_printf("  sample 0x%lx\n", samples[i]);
+    }
+}
+
 int main(void)
 {
     unsigned len;
@@ -214,6 +276,7 @@ int main(void)
                   watched[i].what);
     }
     ctr_history();
+    pmu_sampling(isa);
     trace_demo();
     return 0;
 }
