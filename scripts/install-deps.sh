@@ -50,6 +50,8 @@ PKGS=(
     libasan8 libubsan1
     # tests-scripts/test-docs.py (the rst in docs/ parses cleanly)
     python3-docutils
+    # scripts/linux-perf.sh (the guest's initramfs)
+    cpio
 )
 BPO_PKGS=(meson python3-pycotap)
 
