@@ -33,20 +33,6 @@ static const struct {
     { "ssplcofi", "the overflow interrupt right after it (draft)" },
 };
 
-/* Is name one of the '_'-separated extensions of the ISA string? */
-static bool isa_has(const char *isa, const char *name)
-{
-    size_t n = strlen(name);
-
-    for (const char *p = isa; *p; p++) {
-        if ((p == isa || p[-1] == '_') && memcmp(p, name, n) == 0 &&
-            (p[n] == '_' || p[n] == '\0')) {
-            return true;
-        }
-    }
-    return false;
-}
-
 static const char *const ctr_type_names[16] = {
     "-", "exception", "interrupt", "trap return", "not-taken branch",
     "taken branch", "6?", "7?", "indirect call", "direct call",
@@ -231,11 +217,11 @@ static unsigned __attribute__((noinline)) hot_loop(unsigned n)
     return acc;
 }
 
-static void pmu_sampling(const char *isa)
+static void pmu_sampling(void)
 {
     unsigned result;
 
-    if (!isa_has(isa, "sspesa")) {
+    if (!rv_isa_has("sspesa")) {
         rv_printf("  (no Sspesa: run with -cpu ...,sscofpmf=on,sspesa=on)\n");
         return;
     }
@@ -272,11 +258,11 @@ int main(void)
     rv_printf("  riscv,isa = %s\n", isa);
     for (unsigned i = 0; i < sizeof(watched) / sizeof(watched[0]); i++) {
         rv_printf("  %-9s %s  %s\n", watched[i].name,
-                  isa_has(isa, watched[i].name) ? "yes" : "no ",
+                  rv_isa_has(watched[i].name) ? "yes" : "no ",
                   watched[i].what);
     }
     ctr_history();
-    pmu_sampling(isa);
+    pmu_sampling();
     trace_demo();
     return 0;
 }

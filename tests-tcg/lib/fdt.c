@@ -103,6 +103,23 @@ const void *rv_fdt_prop(const char *path, const char *prop, unsigned *len)
     }
 }
 
+/* ---------------------------------------------------------- riscv,isa */
+
+bool rv_isa_has(const char *name)
+{
+    unsigned len;
+    const char *isa = rv_fdt_prop("/cpus/cpu@0", "riscv,isa", &len);
+    size_t n = strlen(name);
+
+    for (const char *p = isa; p && *p; p++) {
+        if ((p == isa || p[-1] == '_') && !memcmp(p, name, n) &&
+            (p[n] == '_' || p[n] == '\0')) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* ------------------------------------------------------- command line */
 
 const char *rv_arg(const char *key)

@@ -256,6 +256,12 @@ extern const void *rv_boot_fdt;
 const void *rv_fdt_prop(const char *path, const char *prop, unsigned *len);
 
 /*
+ * Whether name (e.g. "sscofpmf") is one of the '_'-separated extensions
+ * of hart 0's riscv,isa string.
+ */
+bool rv_isa_has(const char *name);
+
+/*
  * The kernel command line (-append, /chosen/bootargs) as words: what
  * follows key (e.g. "iters=") in the word that starts with it, or NULL.
  */

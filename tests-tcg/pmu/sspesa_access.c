@@ -10,26 +10,7 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
-#include "rvtest.h"
-
-#define CSR_SHPMSPC         0x5e0
-#define CSR_SHPMSDATA       0x5e1
-#define CSR_MENVCFG         0x30a
-#define CSR_MENVCFGH        0x31a
-#define CSR_MCOUNTEREN      0x306
-#define CSR_MHPMCOUNTER3    0xb03
-#define CSR_MHPMCOUNTER3H   0xb83
-#define CSR_MHPMEVENT3      0x323
-#define CSR_MHPMEVENT3H     0x723
-#define CSR_SISELECT        0x150
-#define CSR_SIREG           0x151
-#define CSR_SCOUNTINHIBIT   0x120
-
-#define EV_INST_RET         0x2
-#define EV_DEC              0x100
-#define EV_DEC_LOAD         0x300
-#define MINH                (1ULL << 62)
-#define LCOFIP              (1UL << 13)
+#include "pmu_test.h"
 
 #define NONE    RV_NO_TRAP
 #define ILL     CAUSE_ILLEGAL_INSN
@@ -50,33 +31,6 @@ static void set_cde(bool on)
         csr_clear(CSR_MENVCFG, 1UL << 60);
     }
 #endif
-}
-
-static void set_event(unsigned n, uint64_t ev)
-{
-    csr_set(mcountinhibit, 1UL << n);
-#if RV_XLEN == 32
-    rv_csr_write_num(CSR_MHPMEVENT3H + n - 3, ev >> 32);
-#endif
-    rv_csr_write_num(CSR_MHPMEVENT3 + n - 3, (unsigned long)ev);
-}
-
-static void set_counter(unsigned n, uint64_t val)
-{
-#if RV_XLEN == 32
-    rv_csr_write_num(CSR_MHPMCOUNTER3H + n - 3, val >> 32);
-#endif
-    rv_csr_write_num(CSR_MHPMCOUNTER3 + n - 3, (unsigned long)val);
-}
-
-static void stop_all(void)
-{
-    csr_write(mcountinhibit, ~0UL);
-    for (unsigned n = 3; n <= 6; n++) {
-        set_event(n, 0);
-        set_counter(n, 0);
-    }
-    csr_clear(mip, LCOFIP);
 }
 
 /* ------------------------------------------------------------- access */
@@ -304,7 +258,7 @@ static void test_vs_sample(void)
     unsigned long a[3];
 
     /* counts in VS only; the LCOFI goes to M */
-    set_event(3, EV_DEC | MINH | (1ULL << 61) | (1ULL << 60) | (1ULL << 58));
+    set_event(3, EV_DEC | MINH | SINH | UINH | VUINH);
     set_counter(3, -1000ULL);
     rv_irq_set_handler(IRQ_LCOF, m_lcofi_handler);
     csr_set(mie, LCOFIP);
