@@ -7,7 +7,7 @@
 # the median of its per-round ratios to the extensions off.
 #
 #   scripts/bench-pmu.sh [ROUNDS [ITERATIONS]]      (default 7, 20000)
-#   scripts/bench-pmu.sh --insns [ITERATIONS]       (default 300)
+#   scripts/bench-pmu.sh --insns [ITERATIONS]       (default 3000)
 #
 # Goals (docs/pmu.rst): no event programmed <= 1.01x, an event sampled
 # every 100k events <= 1.1x.  --insns counts host instructions with
@@ -26,7 +26,7 @@ if [ "${1:-}" = --insns ]; then
 fi
 rounds=${1:-7}
 iters=${2:-20000}
-[ $insns = 0 ] || iters=${1:-300}
+[ $insns = 0 ] || iters=${1:-3000}
 qemu=$RVPA_QEMU/build/qemu-system-riscv64
 elf=$RVPA_BUILD/tests-tcg/bench-workloads-rv64.elf
 [ -x "$qemu" ] && [ -f "$elf" ] ||
