@@ -44,6 +44,7 @@ build_target() {
         clang "${cflags[@]}" "$root/tests-unit/fuzz-decoder.c" \
             "$root/hw-riscv-trace/codec/etrace-packet.c" \
             "$root/hw-riscv-trace/codec/etrace-decoder.c" \
+            "$root/hw-riscv-trace/codec/etrace-deframe.c" \
             "$root/target-riscv/insn_class.c" -o "$work/fuzz-decoder" ;;
     elf)
         clang "${cflags[@]}" "$root/tests-unit/fuzz-elf.c" \

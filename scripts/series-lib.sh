@@ -30,6 +30,8 @@ BUILD_ONLY_OVERLAY=(
 HOST_ONLY_FILES=(
     "hw-riscv-trace/codec/etrace-decoder.c"
     "hw-riscv-trace/codec/include/etrace-decoder.h"
+    "hw-riscv-trace/codec/etrace-deframe.c"
+    "hw-riscv-trace/codec/include/etrace-deframe.h"
 )
 
 # overlay_dest PROJECT-RELATIVE-PATH: the path inside QEMU, or nothing.

@@ -21,11 +21,11 @@
 #include "target/riscv/insn_class.h"
 #include "etrace.h"
 #include "etrace-decoder.h"
+#include "etrace-deframe.h"
 #include "rvtrace-image.h"
 
 #define READ_CHUNK          (1u << 20)
 #define OUT_BUFFER          (1u << 20)
-#define BOUNDARY_WINDOW     (1u << 20)  /* bytes searched for a boundary */
 #define DEFAULT_MAX_SOURCES 64
 #define MAX_IMAGES          32
 #define MAX_SRC_FILTER      64
@@ -91,6 +91,7 @@ struct Ctx {
     uint64_t packets, padding, skipped_bytes, other_bytes;
     bool failed;
     bool stop;
+    ETraceDeframer *deframer;
     Output out;
     /* summary: the segment and the symbol of the last instruction */
     uint64_t *sym_count;    /* per symbol, + 1 for "no symbol" */
@@ -767,65 +768,65 @@ static void print_packet(Source *s, const ETracePacket *k, unsigned n)
     out_str(f.o, f.json ? "}\n" : "\n");
 }
 
-/* One whole packet of buf[0..n) at the current offset. */
-static void decode_packet(Ctx *c, const uint8_t *buf, unsigned n)
+/* ETraceDeframerOps: one whole frame. */
+static void on_frame(void *opaque, const ETraceFrame *f)
 {
-    unsigned id = etrace_frame_source(&c->params, buf) &
-                  ((1u << c->params.src_bits) - 1);
+    Ctx *c = opaque;
+    unsigned id = f->source & ((1u << c->params.src_bits) - 1);
     Source *s;
     ETracePacket pkt;
     const char *err = "bad packet";
 
+    c->offset = f->offset;
+    c->packets = f->number;
     s = source_get(c, id);
     if (!s) {
-        c->other_bytes += n;
+        c->other_bytes += f->len;
         return;
     }
-    s->pkt_offset = c->offset;
-    s->pkt_number = c->packets;
-    if (etrace_packet_unpack(&c->params, &s->opt, buf, n, &pkt, &err) !=
-        (int)n) {
+    s->pkt_offset = f->offset;
+    s->pkt_number = f->number;
+    if (etrace_packet_unpack(&c->params, &s->opt, f->bytes, f->len, &pkt,
+                             &err) != (int)f->len) {
         report_error(s, err);
         /* the decoder cannot know a packet was lost: start it afresh */
         source_restart(s);
-        return;
+    } else {
+        if (c->packets_shown) {
+            print_packet(s, &pkt, f->len);
+        }
+        etrace_decoder_packet(s->dec, &pkt);
     }
-    if (c->packets_shown) {
-        print_packet(s, &pkt, n);
+    if (c->stop) {
+        etrace_deframer_stop(c->deframer);
     }
-    etrace_decoder_packet(s->dec, &pkt);
+}
+
+/* Lost framing: every decoder waits for its next sync. */
+static void restart_all(Ctx *c)
+{
+    for (unsigned i = 0; i < (1u << c->params.src_bits); i++) {
+        if (c->src[i]) {
+            source_restart(c->src[i]);
+        }
+    }
 }
 
 /*
- * Decode the whole packets at the start of buf[0..len).  Returns the bytes
- * used; a packet cut by the end of buf waits for more.  At a bad header
- * the framing is lost: *lost is set.
+ * ETraceDeframerOps: a byte where a header is due starts no frame.  With
+ * --keep-going the deframer finds the framing again after it.
  */
-static size_t frame(Ctx *c, const uint8_t *buf, size_t len, bool *lost)
+static void on_lost(void *opaque, uint64_t offset, uint64_t number,
+                    uint8_t header)
 {
-    size_t used = 0;
+    Ctx *c = opaque;
 
-    *lost = false;
-    while (used < len && !c->stop) {
-        unsigned n = etrace_frame_length(&c->params, buf[used]);
-
-        if (!n) {
-            *lost = true;
-            break;
-        }
-        if (n > len - used) {
-            break;
-        }
-        if (n == 1 && !buf[used]) {
-            c->padding++;
-        } else {
-            decode_packet(c, buf + used, n);
-            c->packets++;
-        }
-        used += n;
-        c->offset += n;
-    }
-    return used;
+    c->failed = true;
+    out_flush(&c->out);
+    fprintf(stderr, "rvtrace-decode: error: byte offset %" PRIu64 ", packet "
+            "%" PRIu64 ": bad packet header 0x%02x\n", offset, number,
+            header);
+    restart_all(c);
 }
 
 /* ------------------------------------------------------------------ input */
@@ -896,49 +897,6 @@ static bool input_open(Ctx *c, const char *path, Input *in)
     return true;
 }
 
-/*
- * Find a boundary at the start of buf[0..*len): drop the bytes before it.
- * Returns false if there is none (the whole window is dropped).
- */
-static bool skip_to_boundary(Ctx *c, uint8_t *buf, size_t *len)
-{
-    long at = etrace_frame_boundary(&c->params, &c->options, buf, *len);
-
-    if (at < 0) {
-        c->skipped_bytes += *len;
-        c->offset += *len;
-        *len = 0;
-        return false;
-    }
-    c->skipped_bytes += at;
-    c->offset += at;
-    memmove(buf, buf + at, *len - at);
-    *len -= at;
-    return true;
-}
-
-/* Lost framing: every decoder waits for its next sync. */
-static void restart_all(Ctx *c)
-{
-    for (unsigned i = 0; i < (1u << c->params.src_bits); i++) {
-        if (c->src[i]) {
-            source_restart(c->src[i]);
-        }
-    }
-}
-
-static void bad_header(Ctx *c, uint8_t header)
-{
-    c->failed = true;
-    out_flush(&c->out);
-    fprintf(stderr, "rvtrace-decode: error: byte offset %" PRIu64 ", packet "
-            "%" PRIu64 ": bad packet header 0x%02x\n", c->offset, c->packets,
-            header);
-    if (!c->keep_going) {
-        c->stop = true;
-    }
-}
-
 /* A read error, or a stream without a single packet, is a failure. */
 static void check_input_read(Ctx *c, Input *in)
 {
@@ -953,56 +911,47 @@ static void check_input_read(Ctx *c, Input *in)
     }
 }
 
+/* The whole stream through the deframer, READ_CHUNK bytes at a time. */
 static void decode_stream(Ctx *c, Input *in)
 {
-    size_t cap = READ_CHUNK + BOUNDARY_WINDOW, len = 0;
-    uint8_t *buf = malloc(cap);
-    bool search = c->find_boundary, eof = false, lost;
+    static const ETraceDeframerOps ops = {
+        .frame = on_frame, .lost = on_lost,
+    };
+    unsigned flags = (c->find_boundary ? ETRACE_DEFRAME_SEARCH : 0) |
+                     (c->keep_going ? ETRACE_DEFRAME_RESYNC : 0);
+    uint8_t *buf = malloc(READ_CHUNK);
+    const ETraceDeframeStats *st;
+    ETraceDeframeEnd end;
+    size_t got;
 
-    if (!buf) {
+    c->deframer = etrace_deframer_new(&c->params, &c->options, flags, &ops,
+                                      c);
+    if (!buf || !c->deframer) {
         fprintf(stderr, "rvtrace-decode: out of memory\n");
         exit(EXIT_USAGE);
     }
-    while (!c->stop && (!eof || len)) {
-        size_t used;
-
-        while (!eof && len < cap) {
-            size_t got = input_read(c, in, buf + len, cap - len);
-
-            eof = got == 0;
-            len += got;
-        }
-        if (search) {
-            search = !skip_to_boundary(c, buf, &len);
-            if (search && eof) {
-                c->failed = true;
-                fprintf(stderr, "rvtrace-decode: error: byte offset %"
-                        PRIu64 ": no packet boundary found\n", c->offset);
-                break;
-            }
-            continue;
-        }
-        used = frame(c, buf, len, &lost);
-        memmove(buf, buf + used, len - used);
-        len -= used;
-        if (lost) {
-            bad_header(c, buf[0]);
-            /* with --keep-going, find the framing again after it */
-            memmove(buf, buf + 1, --len);
-            c->offset++;
-            c->skipped_bytes++;
-            search = true;
-            restart_all(c);
-        } else if (eof && len) {
-            break;      /* a packet cut by the end of the stream */
-        }
+    while (!etrace_deframer_stopped(c->deframer) &&
+           (got = input_read(c, in, buf, READ_CHUNK)) > 0) {
+        etrace_deframer_feed(c->deframer, buf, got);
     }
-    if (len && !c->stop && !search) {
+    end = etrace_deframer_finish(c->deframer);
+    st = etrace_deframer_stats(c->deframer);
+    c->offset = st->offset;
+    c->packets = st->frames;
+    c->padding = st->padding;
+    c->skipped_bytes = st->skipped;
+    if (end == ETRACE_DEFRAME_END_NO_BOUNDARY) {
+        c->failed = true;
+        fprintf(stderr, "rvtrace-decode: error: byte offset %" PRIu64
+                ": no packet boundary found\n", c->offset);
+    } else if (end == ETRACE_DEFRAME_END_TRUNCATED) {
         c->failed = true;
         fprintf(stderr, "rvtrace-decode: error: byte offset %" PRIu64 ", "
                 "packet %" PRIu64 ": truncated packet at the end of the "
                 "stream\n", c->offset, c->packets);
     }
+    etrace_deframer_free(c->deframer);
+    c->deframer = NULL;
     free(buf);
     check_input_read(c, in);
 }

@@ -16,6 +16,7 @@
 #include "qemu/osdep.h"
 #include "target/riscv/insn_class.h"
 #include "etrace-decoder.h"
+#include "etrace-deframe.h"
 #include "etrace-model.h"
 
 /* Decoded instructions, cached per address (direct mapped). */
@@ -98,12 +99,9 @@ struct ETraceDecoder {
     uint64_t walked;
 
     /* stream */
-    uint8_t pend[ETRACE_MAX_PACKET];
-    size_t npend;
-    uint64_t offset;        /* of the next packet */
+    ETraceDeframer *deframer;   /* created by the first etrace_decoder_feed */
     uint64_t pkt_offset;    /* of the packet being decoded */
     uint64_t npackets;
-    bool framing_lost;
     bool err_now;
     const char *first_error;
     uint64_t first_error_offset, first_error_packet;
@@ -1170,104 +1168,77 @@ int etrace_decoder_packet(ETraceDecoder *d, const ETracePacket *pkt)
 
 /* ------------------------------------------------------------- stream */
 
-static void framing_error(ETraceDecoder *d, const char *msg)
+/* Lost framing: the deframer ignores the rest of the stream. */
+static void framing_error(ETraceDecoder *d, uint64_t offset, const char *msg)
 {
-    d->pkt_offset = d->offset;
-    error(d, msg ? msg : "bad packet");
-    d->framing_lost = true;
+    d->pkt_offset = offset;
+    error(d, msg);
 }
 
-/*
- * Unpack one packet from the pending bytes followed by the new ones.
- * Returns the new bytes used, 0 if more are needed, -1 on error.
- */
-static long unpack_pending(ETraceDecoder *d, const uint8_t *bytes,
-                           size_t len, ETracePacket *pkt)
+/* ETraceDeframerOps: a whole frame is a packet. */
+static void decoder_frame(void *opaque, const ETraceFrame *f)
 {
-    size_t take = ETRACE_MAX_PACKET - d->npend;
-    const char *err = NULL;
-    int r;
+    ETraceDecoder *d = opaque;
+    ETracePacket pkt;
+    const char *err = "bad packet";
 
-    if (take > len) {
-        take = len;
+    if (etrace_packet_unpack(&d->p, &d->opt, f->bytes, f->len, &pkt, &err) !=
+        (int)f->len) {
+        framing_error(d, f->offset, err);
+        etrace_deframer_stop(d->deframer);
+        return;
     }
-    memcpy(d->pend + d->npend, bytes, take);
-    r = etrace_packet_unpack(&d->p, &d->opt, d->pend, d->npend + take, pkt,
-                             &err);
-    if (r == 0 && d->npend + take < ETRACE_MAX_PACKET) {
-        d->npend += take;
-        return 0;
-    }
-    if (r <= (int)d->npend) {
-        framing_error(d, r ? err : "packet longer than the largest packet");
-        return -1;
-    }
-    r -= d->npend;
-    d->npend = 0;
-    return r;
+    d->pkt_offset = f->offset;
+    etrace_decoder_packet(d, &pkt);
+}
+
+/* ETraceDeframerOps: a header that starts no frame. */
+static void decoder_lost(void *opaque, uint64_t offset, uint64_t number,
+                         uint8_t header)
+{
+    (void)number;
+    (void)header;
+    framing_error(opaque, offset, "header with payload length 0");
+}
+
+/* The bytes consumed: the deframer's, but the header that lost framing. */
+static void stream_stats(ETraceDecoder *d)
+{
+    const ETraceDeframeStats *st = etrace_deframer_stats(d->deframer);
+
+    d->stats.bytes = st->offset - st->skipped;
 }
 
 int etrace_decoder_feed(ETraceDecoder *d, const uint8_t *bytes, size_t len)
 {
-    bool failed = false;
+    static const ETraceDeframerOps ops = {
+        .frame = decoder_frame, .lost = decoder_lost,
+    };
+    uint64_t errors = d->stats.errors;
 
-    while (len && !d->framing_lost) {
-        ETracePacket pkt;
-        const char *err = NULL;
-        long used;
-        size_t whole;
-
-        if (!d->npend && !bytes[0]) {
-            /* a zero byte where a header is due is padding (6) */
-            d->offset++;
-            d->stats.bytes++;
-            bytes++;
-            len--;
-            continue;
-        }
-        whole = d->npend;
-        if (d->npend) {
-            used = unpack_pending(d, bytes, len, &pkt);
-            if (used < 0) {
-                failed = true;
-                break;
-            }
-            if (used == 0) {
-                break;
-            }
-            whole += used;
-        } else {
-            used = etrace_packet_unpack(&d->p, &d->opt, bytes, len, &pkt,
-                                        &err);
-            if (used == 0 && len < ETRACE_MAX_PACKET) {
-                memcpy(d->pend, bytes, len);
-                d->npend = len;
-                break;
-            }
-            if (used <= 0) {
-                framing_error(d, used ? err :
-                              "packet longer than the largest packet");
-                failed = true;
-                break;
-            }
-            whole = used;
-        }
-        bytes += used;
-        len -= used;
-        d->pkt_offset = d->offset;
-        d->offset += whole;
-        d->stats.bytes += whole;
-        if (!pkt.padding) {
-            failed |= etrace_decoder_packet(d, &pkt) < 0;
+    if (!d->deframer) {
+        d->deframer = etrace_deframer_new(&d->p, &d->opt, 0, &ops, d);
+        if (!d->deframer) {
+            framing_error(d, 0, "out of memory");
+            return -1;
         }
     }
-    return failed ? -1 : 0;
+    etrace_deframer_feed(d->deframer, bytes, len);
+    stream_stats(d);
+    return d->stats.errors != errors ? -1 : 0;
 }
 
 int etrace_decoder_finish(ETraceDecoder *d)
 {
-    if (d->npend && !d->framing_lost) {
-        framing_error(d, "truncated packet at the end of the stream");
+    const ETraceDeframeStats *st;
+
+    if (!d->deframer) {
+        return 0;
+    }
+    st = etrace_deframer_stats(d->deframer);
+    if (etrace_deframer_finish(d->deframer) == ETRACE_DEFRAME_END_TRUNCATED) {
+        framing_error(d, st->offset,
+                      "truncated packet at the end of the stream");
         return -1;
     }
     return 0;
@@ -1337,6 +1308,7 @@ void etrace_decoder_free(ETraceDecoder *d)
         free(d->bpred);
         free(d->jtc);
         free(d->jtc_valid);
+        etrace_deframer_free(d->deframer);
         free(d);
     }
 }

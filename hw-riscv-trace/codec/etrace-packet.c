@@ -937,21 +937,24 @@ long etrace_frame_boundary(const ETraceParams *p, const ETraceOptions *o,
 {
     size_t pos[ETRACE_FRAME_CANDIDATES];
     bool alive[ETRACE_FRAME_CANDIDATES];
+    bool framed[ETRACE_FRAME_CANDIDATES];   /* has unpacked a packet */
 
     _Static_assert(ETRACE_FRAME_CANDIDATES > ETRACE_MAX_PACKET,
                    "a candidate must start on the true framing");
     for (unsigned i = 0; i < ETRACE_FRAME_CANDIDATES; i++) {
         pos[i] = i;
         alive[i] = i < len;
+        framed[i] = false;
     }
     for (;;) {
         size_t lo = SIZE_MAX, hi = 0;
-        unsigned low = 0;
+        unsigned low = 0, nalive = 0;
         ETracePacket pkt;
         const char *err;
         int n;
 
         for (unsigned i = 0; i < ETRACE_FRAME_CANDIDATES; i++) {
+            nalive += alive[i];
             if (alive[i] && pos[i] < lo) {
                 lo = pos[i];
                 low = i;
@@ -963,14 +966,18 @@ long etrace_frame_boundary(const ETraceParams *p, const ETraceOptions *o,
         if (lo == SIZE_MAX || lo >= len) {
             return -1;
         }
-        if (lo == hi) {
+        /* framings meet, or the last one left has unpacked a packet */
+        if (lo == hi && (nalive > 1 || framed[low])) {
             return (long)lo;
         }
         n = etrace_packet_unpack(p, o, buf + lo, len - lo, &pkt, &err);
         if (n < 0) {
             alive[low] = false;
+        } else if (nalive == 1 && n > 0) {
+            return (long)lo;                /* the only framing left */
         } else {
             pos[low] = n ? lo + n : len;    /* 0: runs past the end */
+            framed[low] = true;
         }
     }
 }

@@ -249,8 +249,9 @@ unsigned etrace_frame_source(const ETraceParams *p, const uint8_t *frame);
  * The first packet boundary of buf[0..len), a stream that may start inside
  * a packet: frames it from each of the first ETRACE_FRAME_CANDIDATES
  * offsets, dropping the framings that meet bytes that are no valid packet
- * in the layout of o; where all the others meet is a boundary of the true
- * one.  Returns the offset, or -1 if they do not meet in buf.
+ * in the layout of o; where all the others meet, or where the last one
+ * left unpacks a packet, is a boundary of the true one.  Returns the
+ * offset, or -1 if there is none in buf.
  */
 #define ETRACE_FRAME_CANDIDATES 40      /* > ETRACE_MAX_PACKET */
 long etrace_frame_boundary(const ETraceParams *p, const ETraceOptions *o,
