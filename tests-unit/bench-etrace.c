@@ -604,15 +604,15 @@ static const Shape chaos_shape = {
     },
 };
 
-static void hash_packet(uint64_t *h, const ETracePacket *k)
+static void hash_packet(uint64_t *h, const ETracePacket *pkt)
 {
     uint64_t v[] = {
-        k->format, k->subformat, k->branch, k->privilege, k->context,
-        k->ecause, k->interrupt, k->thaddr, k->tvalepc, k->enable,
-        k->encoder_mode, k->qual_status, k->options, k->address, k->notify,
-        k->updiscon, k->irreport, k->irdepth, k->branches, k->branch_map,
-        k->branch_count, k->branch_fmt, k->index, k->has_address,
-        k->src_id, k->padding,
+        pkt->format, pkt->subformat, pkt->branch, pkt->privilege, pkt->context,
+        pkt->ecause, pkt->interrupt, pkt->thaddr, pkt->tvalepc, pkt->enable,
+        pkt->encoder_mode, pkt->qual_status, pkt->options, pkt->address, pkt->notify,
+        pkt->updiscon, pkt->irreport, pkt->irdepth, pkt->branches, pkt->branch_map,
+        pkt->branch_count, pkt->branch_fmt, pkt->index, pkt->has_address,
+        pkt->src_id, pkt->padding,
     };
 
     for (unsigned i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
@@ -623,32 +623,32 @@ static void hash_packet(uint64_t *h, const ETracePacket *k)
 /* Any packet, valid or not (one statement per draw: a defined order). */
 static ETracePacket random_packet(uint64_t *rng)
 {
-    ETracePacket k = { 0 };
+    ETracePacket pkt = { 0 };
 
-    k.format = rng_below(rng, 5);
-    k.subformat = rng_below(rng, 5);
-    k.branch = rng_below(rng, 2);
-    k.privilege = rng_value(rng);
-    k.context = rng_value(rng);
-    k.ecause = rng_value(rng);
-    k.interrupt = rng_below(rng, 2);
-    k.thaddr = rng_below(rng, 2);
-    k.tvalepc = rng_value(rng);
-    k.enable = rng_below(rng, 2);
-    k.encoder_mode = rng_below(rng, 3);
-    k.qual_status = rng_below(rng, 4);
-    k.options = rng_value(rng);
-    k.address = rng_value(rng);
-    k.notify = rng_below(rng, 2);
-    k.updiscon = rng_below(rng, 2);
-    k.irreport = rng_below(rng, 2);
-    k.irdepth = rng_value(rng);
-    k.branches = rng_below(rng, 40);
-    k.branch_map = rng_value(rng);
-    k.branch_count = rng_value(rng);
-    k.branch_fmt = rng_below(rng, 5);
-    k.index = rng_value(rng);
-    return k;
+    pkt.format = rng_below(rng, 5);
+    pkt.subformat = rng_below(rng, 5);
+    pkt.branch = rng_below(rng, 2);
+    pkt.privilege = rng_value(rng);
+    pkt.context = rng_value(rng);
+    pkt.ecause = rng_value(rng);
+    pkt.interrupt = rng_below(rng, 2);
+    pkt.thaddr = rng_below(rng, 2);
+    pkt.tvalepc = rng_value(rng);
+    pkt.enable = rng_below(rng, 2);
+    pkt.encoder_mode = rng_below(rng, 3);
+    pkt.qual_status = rng_below(rng, 4);
+    pkt.options = rng_value(rng);
+    pkt.address = rng_value(rng);
+    pkt.notify = rng_below(rng, 2);
+    pkt.updiscon = rng_below(rng, 2);
+    pkt.irreport = rng_below(rng, 2);
+    pkt.irdepth = rng_value(rng);
+    pkt.branches = rng_below(rng, 40);
+    pkt.branch_map = rng_value(rng);
+    pkt.branch_count = rng_value(rng);
+    pkt.branch_fmt = rng_below(rng, 5);
+    pkt.index = rng_value(rng);
+    return pkt;
 }
 
 /* Packing, flags and unpacking of random packets and bytes. */
@@ -660,7 +660,7 @@ static uint64_t digest_packets(const ETraceParams *p, uint64_t seed,
     for (unsigned i = 0; i < n; i++) {
         ETraceOptions o = options_of(rng_below(&rng, OPTION_COMBINATIONS),
                                      0);
-        ETracePacket k = random_packet(&rng);
+        ETracePacket pkt = random_packet(&rng);
         uint8_t buf[64];
         const char *err = NULL;
         size_t len;
@@ -676,17 +676,17 @@ static uint64_t digest_packets(const ETraceParams *p, uint64_t seed,
             bool irreport = rng_below(&rng, 2);
             uint32_t irdepth = rng_value(&rng);
 
-            etrace_packet_set_flags(p, &k, notify, updiscon, irreport,
+            etrace_packet_set_flags(p, &pkt, notify, updiscon, irreport,
                                     irdepth);
-            hash_packet(&h, &k);
+            hash_packet(&h, &pkt);
         }
-        len = etrace_packet_pack(p, rng_chance(&rng, 100) ? NULL : &o, &k,
+        len = etrace_packet_pack(p, rng_chance(&rng, 100) ? NULL : &o, &pkt,
                                  buf);
         hash_u64(&h, len);
         for (size_t j = 0; j < len; j++) {
             hash_u64(&h, buf[j]);
         }
-        etrace_packet_get_flags(p, &k, &f[0], &f[1], &f[2]);
+        etrace_packet_get_flags(p, &pkt, &f[0], &f[1], &f[2]);
         hash_u64(&h, f[0] | f[1] << 1 | f[2] << 2);
         if (!len || rng_chance(&rng, 300)) {
             len = 1 + rng_below(&rng, 40);
@@ -699,14 +699,14 @@ static uint64_t digest_packets(const ETraceParams *p, uint64_t seed,
             buf[at] ^= 1 << rng_below(&rng, 8);
         }
         r = etrace_packet_unpack(p, &o, buf, len - rng_chance(&rng, 100),
-                                 &k, &err);
+                                 &pkt, &err);
         hash_u64(&h, r);
         if (r < 0) {
             for (const char *c = err; *c; c++) {
                 hash_u64(&h, *c);
             }
         } else {
-            hash_packet(&h, &k);
+            hash_packet(&h, &pkt);
         }
     }
     return h;
@@ -868,7 +868,7 @@ static const Shape jumps_shape = {
 /* The packets of the packer timings, formats 1 and 2 without flags. */
 static const struct {
     const char *name;
-    ETracePacket k;
+    ETracePacket pkt;
 } timed_packets[] = {
     { "format 2, near", { .format = 2, .address = 0x40 } },
     { "format 2, far", { .format = 2, .address = 0xffffffff80001234 } },
@@ -896,25 +896,25 @@ static void time_pack(const ETraceParams *p, unsigned rounds)
            "bytes");
     for (unsigned i = 0; i < sizeof(timed_packets) / sizeof(timed_packets[0]);
          i++) {
-        ETracePacket k = timed_packets[i].k;
-        bool f12 = k.format == 1 || k.format == 2;
+        ETracePacket pkt = timed_packets[i].pkt;
+        bool f12 = pkt.format == 1 || pkt.format == 2;
         double best[2] = { 0, 0 };
         size_t bytes = 0;
 
         /* no flags: the same packet as the fast packer's */
-        etrace_packet_set_flags(p, &k, false, false, false, 0);
+        etrace_packet_set_flags(p, &pkt, false, false, false, 0);
 
         for (unsigned r = 0; r < rounds; r++) {
             for (unsigned fast = 0; fast < 1u + f12; fast++) {
                 double t0 = now_ns(), t;
 
                 for (unsigned j = 0; j < PACKS_PER_ROUND; j++) {
-                    k.address = timed_packets[i].k.address + (j & 0xff) * 2;
+                    pkt.address = timed_packets[i].pkt.address + (j & 0xff) * 2;
                     bytes = fast ?
-                        etrace_packet_pack_f12(&pk, k.format, k.branches,
-                                               k.branch_map, k.address,
+                        etrace_packet_pack_f12(&pk, pkt.format, pkt.branches,
+                                               pkt.branch_map, pkt.address,
                                                false, false, false, 0, buf) :
-                        etrace_packet_pack(p, &o, &k, buf);
+                        etrace_packet_pack(p, &o, &pkt, buf);
                 }
                 t = now_ns() - t0;
                 best[fast] = r == 0 || t < best[fast] ? t : best[fast];

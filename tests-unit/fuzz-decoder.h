@@ -200,11 +200,11 @@ static inline uint32_t fuzz_random(uint64_t *state)
 }
 
 /* Where the jump at pc goes in the image (its register values). */
-static inline uint64_t fuzz_jump_target(uint64_t pc, const RISCVInsnClass *k,
+static inline uint64_t fuzz_jump_target(uint64_t pc, const RISCVInsnClass *cls,
                                         const uint64_t *ras, unsigned nras)
 {
-    if (k->inferable) {
-        return pc + k->offset;
+    if (cls->inferable) {
+        return pc + cls->offset;
     }
     switch (pc - FUZZ_IMAGE_BASE) {
     case 0x18:
@@ -246,19 +246,19 @@ static inline void fuzz_generate(const FuzzConfig *c, uint64_t seed,
     etrace_encoder_start(e, &o);
     while (nblocks) {
         uint16_t lo = 0, hi = 0;
-        RISCVInsnClass k;
+        RISCVInsnClass cls;
         uint64_t next;
 
         fuzz_read_parcel(NULL, pc, &lo);
         fuzz_read_parcel(NULL, pc + 2, &hi);
-        riscv_classify_insn(lo | (uint32_t)hi << 16, xlen, &k);
-        if (k.flow == RISCV_FLOW_TRAP) {
+        riscv_classify_insn(lo | (uint32_t)hi << 16, xlen, &cls);
+        if (cls.flow == RISCV_FLOW_TRAP) {
             /* ecall, ebreak: no retirement; the block before, the trap */
             if (b.iretire) {
                 etrace_encoder_block(e, &b);
             }
             b = (ETraceBlock) { .iaddr = pc, .itype = 1, .priv = 3,
-                                .cause = k.len == 2 ? 3 : 11, .epc = pc,
+                                .cause = cls.len == 2 ? 3 : 11, .epc = pc,
                                 .qualified = true };
             etrace_encoder_block(e, &b);
             pc = FUZZ_IMAGE_BASE;
@@ -270,33 +270,33 @@ static inline void fuzz_generate(const FuzzConfig *c, uint64_t seed,
             addrs[*naddrs] = pc;
         }
         (*naddrs)++;
-        b.iretire += k.len / 2;
+        b.iretire += cls.len / 2;
         b.ninsns++;
-        b.ilastsize = k.len == 4;
-        next = pc + k.len;
-        if (k.flow == RISCV_FLOW_BRANCH) {
+        b.ilastsize = cls.len == 4;
+        next = pc + cls.len;
+        if (cls.flow == RISCV_FLOW_BRANCH) {
             bool taken = fuzz_random(&seed) & 1;
 
             b.itype = taken ? RISCV_ITYPE_TAKEN_BRANCH :
                       RISCV_ITYPE_NOT_TAKEN_BRANCH;
-            next = taken ? pc + k.offset : next;
-        } else if (k.flow == RISCV_FLOW_JUMP) {
-            b.itype = k.itype;
-            b.sijump = !k.inferable && prev_const && prev_rd == k.rs1;
-            next = fuzz_jump_target(pc, &k, ras, nras);
-            if (k.itype == RISCV_ITYPE_RETURN && nras) {
+            next = taken ? pc + cls.offset : next;
+        } else if (cls.flow == RISCV_FLOW_JUMP) {
+            b.itype = cls.itype;
+            b.sijump = !cls.inferable && prev_const && prev_rd == cls.rs1;
+            next = fuzz_jump_target(pc, &cls, ras, nras);
+            if (cls.itype == RISCV_ITYPE_RETURN && nras) {
                 nras--;
             }
-            if ((k.itype == RISCV_ITYPE_INFERABLE_CALL ||
-                 k.itype == RISCV_ITYPE_UNINFERABLE_CALL) && nras < 64) {
-                ras[nras++] = pc + k.len;
+            if ((cls.itype == RISCV_ITYPE_INFERABLE_CALL ||
+                 cls.itype == RISCV_ITYPE_UNINFERABLE_CALL) && nras < 64) {
+                ras[nras++] = pc + cls.len;
             }
-        } else if (k.flow == RISCV_FLOW_TRAP_RETURN) {
+        } else if (cls.flow == RISCV_FLOW_TRAP_RETURN) {
             b.itype = RISCV_ITYPE_TRAP_RETURN;
             next = FUZZ_IMAGE_BASE;
         }
-        prev_const = k.sets_constant;
-        prev_rd = k.rd;
+        prev_const = cls.sets_constant;
+        prev_rd = cls.rd;
         pc = next & (xlen == 32 ? UINT32_MAX : UINT64_MAX);
         if (b.itype || fuzz_random(&seed) % 8 == 0) {
             etrace_encoder_block(e, &b);

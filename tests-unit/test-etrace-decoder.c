@@ -236,36 +236,36 @@ static void put(Fixture *f, ETracePacket *pkt)
 
 static void put_support(Fixture *f, bool enable, ETraceQualStatus qual)
 {
-    ETracePacket k = {
+    ETracePacket pkt = {
         .format = 3, .subformat = 3, .enable = enable, .qual_status = qual,
         .options = etrace_options_pack(&f->p, &f->o),
     };
 
-    put(f, &k);
+    put(f, &pkt);
 }
 
 /* branch_nt: the reported instruction is a branch, not taken (6.2.1) */
 static void put_sync(Fixture *f, uint64_t addr, unsigned priv, bool branch)
 {
-    ETracePacket k = {
+    ETracePacket pkt = {
         .format = 3, .subformat = 0, .branch = branch, .privilege = priv,
         .address = addr,
     };
 
-    put(f, &k);
+    put(f, &pkt);
     f->last = addr;
 }
 
 static void put_trap(Fixture *f, uint64_t addr, unsigned priv,
                      uint64_t cause, bool interrupt, uint64_t tvalepc)
 {
-    ETracePacket k = {
+    ETracePacket pkt = {
         .format = 3, .subformat = 1, .branch = true, .privilege = priv,
         .ecause = cause, .interrupt = interrupt, .address = addr,
         .tvalepc = tvalepc,
     };
 
-    put(f, &k);
+    put(f, &pkt);
     f->last = addr;
 }
 
@@ -274,15 +274,15 @@ typedef struct Flags {
     uint32_t irdepth;
 } Flags;
 
-static void set_address(Fixture *f, ETracePacket *k, uint64_t addr,
+static void set_address(Fixture *f, ETracePacket *pkt, uint64_t addr,
                         const Flags *fl)
 {
     uint64_t mask = f->p.iaddress_width_p == 64 ? UINT64_MAX : UINT32_MAX;
     Flags none = { 0 };
 
-    k->address = (f->o.full_address ? addr : addr - f->last) & mask;
+    pkt->address = (f->o.full_address ? addr : addr - f->last) & mask;
     fl = fl ? fl : &none;
-    etrace_packet_set_flags(&f->p, k, fl->notify, fl->updiscon,
+    etrace_packet_set_flags(&f->p, pkt, fl->notify, fl->updiscon,
                             fl->irreport, fl->irdepth);
     f->last = addr;
 }
@@ -291,52 +291,52 @@ static void set_address(Fixture *f, ETracePacket *k, uint64_t addr,
 static void put_addr(Fixture *f, unsigned nbranches, uint32_t map,
                      uint64_t addr, const Flags *fl)
 {
-    ETracePacket k = {
+    ETracePacket pkt = {
         .format = nbranches ? 1 : 2, .branches = nbranches,
         .branch_map = map,
     };
 
-    set_address(f, &k, addr, fl);
-    put(f, &k);
+    set_address(f, &pkt, addr, fl);
+    put(f, &pkt);
 }
 
 /* Format 1 with a full map and no address. */
 static void put_map(Fixture *f, uint32_t map)
 {
-    ETracePacket k = { .format = 1, .branches = 0, .branch_map = map };
+    ETracePacket pkt = { .format = 1, .branches = 0, .branch_map = map };
 
-    put(f, &k);
+    put(f, &pkt);
 }
 
 /* Format 0 subformat 0: count correctly predicted branches (>= 31). */
 static void put_count(Fixture *f, uint32_t count, unsigned fmt,
                       uint64_t addr, const Flags *fl)
 {
-    ETracePacket k = {
+    ETracePacket pkt = {
         .format = 0, .subformat = 0, .branch_count = count - 31,
         .branch_fmt = fmt,
     };
 
     if (fmt) {
-        set_address(f, &k, addr, fl);
+        set_address(f, &pkt, addr, fl);
     }
-    put(f, &k);
+    put(f, &pkt);
 }
 
 /* Format 0 subformat 1: the target is in the jump target cache. */
 static void put_jtc(Fixture *f, uint64_t addr, unsigned nbranches,
                     uint32_t map, const Flags *fl)
 {
-    ETracePacket k = {
+    ETracePacket pkt = {
         .format = 0, .subformat = 1, .index = etrace_jtc_index(&f->p, addr),
         .branches = nbranches, .branch_map = map,
     };
     Flags none = { 0 };
 
     fl = fl ? fl : &none;
-    etrace_packet_set_flags(&f->p, &k, false, false, fl->irreport,
+    etrace_packet_set_flags(&f->p, &pkt, false, false, fl->irreport,
                             fl->irdepth);
-    put(f, &k);
+    put(f, &pkt);
     f->last = addr;
 }
 
@@ -1347,7 +1347,7 @@ static void test_fuzz(void)
                 g_byte_array_append(f.stream, &b, 1);
                 continue;
             }
-            ETracePacket k = {
+            ETracePacket pkt = {
                 .format = g_rand_int_range(rnd, 0, 4),
                 .subformat = g_rand_int_range(rnd, 0, 4),
                 .branch = g_rand_boolean(rnd),
@@ -1370,7 +1370,7 @@ static void test_fuzz(void)
                 .index = g_rand_int_range(rnd, 0, 16),
             };
             uint8_t buf[ETRACE_MAX_PACKET];
-            size_t n = etrace_packet_pack(&f.p, &f.o, &k, buf);
+            size_t n = etrace_packet_pack(&f.p, &f.o, &pkt, buf);
 
             g_byte_array_append(f.stream, buf, n);
         }

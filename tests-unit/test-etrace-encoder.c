@@ -33,23 +33,23 @@ typedef struct Harness {
 static void capture(void *opaque, const uint8_t *bytes, size_t len)
 {
     Harness *h = opaque;
-    ETracePacket *k = &h->pkt[h->n];
+    ETracePacket *pkt = &h->pkt[h->n];
     const char *err = NULL;
 
     g_assert_cmpuint(h->n, <, MAX_PKTS);
-    g_assert_cmpint(etrace_packet_unpack(&h->p, &h->o, bytes, len, k, &err),
+    g_assert_cmpint(etrace_packet_unpack(&h->p, &h->o, bytes, len, pkt, &err),
                     ==, len);
     memcpy(h->bytes[h->n], bytes, len);
     h->len[h->n] = len;
-    if (k->format == 3 && k->subformat == 3) {
-        etrace_options_unpack(&h->p, k->options, &h->o);
-    } else if (k->format == 3 && k->has_address && k->subformat < 2) {
-        h->last = k->address;
+    if (pkt->format == 3 && pkt->subformat == 3) {
+        etrace_options_unpack(&h->p, pkt->options, &h->o);
+    } else if (pkt->format == 3 && pkt->has_address && pkt->subformat < 2) {
+        h->last = pkt->address;
         memset(h->jtc, 0, sizeof(h->jtc));
-    } else if (k->format == 0 && k->subformat == 1) {
-        h->last = h->jtc[k->index & 15];
-    } else if (k->format < 3 && k->has_address) {
-        h->last = h->o.full_address ? k->address : h->last + k->address;
+    } else if (pkt->format == 0 && pkt->subformat == 1) {
+        h->last = h->jtc[pkt->index & 15];
+    } else if (pkt->format < 3 && pkt->has_address) {
+        h->last = h->o.full_address ? pkt->address : h->last + pkt->address;
         if (h->p.iaddress_width_p == 32) {
             h->last = (uint32_t)h->last;
         }
@@ -117,29 +117,29 @@ static void trap(Harness *h, unsigned itype, uint64_t cause, uint64_t tval,
 static const ETracePacket *expect(Harness *h, size_t i, unsigned format,
                                   unsigned subformat)
 {
-    const ETracePacket *k;
+    const ETracePacket *pkt;
 
     if (i >= h->n) {
         g_test_message("packet %zu of %zu expected", i, h->n);
     }
     g_assert_cmpuint(i, <, h->n);
-    k = &h->pkt[i];
-    g_assert_cmpuint(k->format, ==, format);
+    pkt = &h->pkt[i];
+    g_assert_cmpuint(pkt->format, ==, format);
     if (format == 0 || format == 3) {
-        g_assert_cmpuint(k->subformat, ==, subformat);
+        g_assert_cmpuint(pkt->subformat, ==, subformat);
     }
-    return k;
+    return pkt;
 }
 
 /* A format 0/1/2 packet reporting absolute address addr. */
 static const ETracePacket *expect_addr(Harness *h, size_t i,
                                        unsigned format, uint64_t addr)
 {
-    const ETracePacket *k = expect(h, i, format, 0);
+    const ETracePacket *pkt = expect(h, i, format, 0);
 
-    g_assert_true(k->has_address);
+    g_assert_true(pkt->has_address);
     g_assert_cmphex(h->abs[i], ==, addr);
-    return k;
+    return pkt;
 }
 
 static void expect_flags(Harness *h, size_t i, bool notify, bool updiscon,
@@ -155,18 +155,18 @@ static void expect_flags(Harness *h, size_t i, bool notify, bool updiscon,
 
 static void expect_sync(Harness *h, size_t i, uint64_t addr)
 {
-    const ETracePacket *k = expect(h, i, 3, 0);
+    const ETracePacket *pkt = expect(h, i, 3, 0);
 
-    g_assert_cmphex(k->address, ==, addr);
+    g_assert_cmphex(pkt->address, ==, addr);
 }
 
 static void expect_support(Harness *h, size_t i, bool enable,
                            ETraceQualStatus qual)
 {
-    const ETracePacket *k = expect(h, i, 3, 3);
+    const ETracePacket *pkt = expect(h, i, 3, 3);
 
-    g_assert_cmpint(k->enable, ==, enable);
-    g_assert_cmpint(k->qual_status, ==, qual);
+    g_assert_cmpint(pkt->enable, ==, enable);
+    g_assert_cmpint(pkt->qual_status, ==, qual);
 }
 
 static void expect_count(Harness *h, size_t n)
@@ -212,7 +212,7 @@ static void test_example_branch_ret(void)
 {
     static const uint8_t f1[] = { 0x03, 0x05, 0x58, 0x05 };
     Harness *h = h_new(64, ETRACE_ARCH_1_1);
-    const ETracePacket *k;
+    const ETracePacket *pkt;
 
     h_start(h, (ETraceOptions){ 0 });
     blk(h, 0x800010da, 0x800010dc, 4, RISCV_ITYPE_TAKEN_BRANCH);
@@ -220,10 +220,10 @@ static void test_example_branch_ret(void)
     blk(h, 0x800010ec, 0x800010f6, 2, RISCV_ITYPE_RETURN);
     expect_count(h, 2);
     blk(h, 0x80001b8a, 0x80001b8e, 4, RISCV_ITYPE_NONE);
-    k = expect_addr(h, 2, 1, 0x80001b8a);
-    g_assert_cmpuint(k->branches, ==, 1);
-    g_assert_cmphex(k->branch_map, ==, 0);
-    g_assert_cmphex(k->address, ==, 0xab0);
+    pkt = expect_addr(h, 2, 1, 0x80001b8a);
+    g_assert_cmpuint(pkt->branches, ==, 1);
+    g_assert_cmphex(pkt->branch_map, ==, 0);
+    g_assert_cmphex(pkt->address, ==, 0xab0);
     expect_bytes(h, 2, f1, sizeof(f1));
     expect_count(h, 3);
     h_free(h);
@@ -234,7 +234,7 @@ static void test_example_three_branches(void)
 {
     static const uint8_t f1[] = { 0x03, 0x8d, 0x91, 0x02 };
     Harness *h = h_new(64, ETRACE_ARCH_1_1);
-    const ETracePacket *k;
+    const ETracePacket *pkt;
 
     h_start(h, (ETraceOptions){ 0 });
     blk(h, 0x80001110, 0x80001116, 4, RISCV_ITYPE_NOT_TAKEN_BRANCH);
@@ -244,9 +244,9 @@ static void test_example_three_branches(void)
     blk(h, 0x80001258, 0x8000125c, 4, RISCV_ITYPE_NONE);
     expect_sync(h, 1, 0x80001110);
     g_assert_true(h->pkt[1].branch);    /* not a branch */
-    k = expect_addr(h, 2, 1, 0x80001258);
-    g_assert_cmpuint(k->branches, ==, 3);
-    g_assert_cmphex(k->branch_map, ==, 0x3);
+    pkt = expect_addr(h, 2, 1, 0x80001258);
+    g_assert_cmpuint(pkt->branches, ==, 3);
+    g_assert_cmphex(pkt->branch_map, ==, 0x3);
     expect_bytes(h, 2, f1, sizeof(f1));
     expect_count(h, 3);
     h_free(h);
@@ -266,17 +266,17 @@ static void test_example_complex(void)
 {
     static const uint8_t f1[] = { 0x03, 0x09, 0xe9, 0xfd };
     Harness *h = h_new(64, ETRACE_ARCH_1_1);
-    const ETracePacket *k;
+    const ETracePacket *pkt;
 
     h_start(h, (ETraceOptions){ 0 });
     example5(h);
     expect_sync(h, 1, 0x8000121c);
     expect_count(h, 2);
     blk(h, 0x80001112, 0x80001114, 2, RISCV_ITYPE_NONE);
-    k = expect_addr(h, 2, 1, 0x80001110);
-    g_assert_cmpuint(k->branches, ==, 2);
-    g_assert_cmphex(k->branch_map, ==, 0x2);
-    g_assert_true(k->updiscon);         /* raw bit = address MSB */
+    pkt = expect_addr(h, 2, 1, 0x80001110);
+    g_assert_cmpuint(pkt->branches, ==, 2);
+    g_assert_cmphex(pkt->branch_map, ==, 0x2);
+    g_assert_true(pkt->updiscon);         /* raw bit = address MSB */
     expect_flags(h, 2, false, false, false);
     expect_bytes(h, 2, f1, sizeof(f1));
     h_free(h);
@@ -291,7 +291,7 @@ static void test_implicit_return(void)
 
     for (unsigned i = 0; i < G_N_ELEMENTS(modes); i++) {
         Harness *h = h_new(64, ETRACE_ARCH_1_1);
-        const ETracePacket *k;
+        const ETracePacket *pkt;
 
         h_start(h, (ETraceOptions){ .implicit_return = modes[i] });
         example5(h);        /* the ret returns to the second jal's site */
@@ -299,8 +299,8 @@ static void test_implicit_return(void)
             RISCV_ITYPE_OTHER_UNINFERABLE_JUMP);
         expect_count(h, 2);
         blk(h, 0x80002000, 0x80002002, 2, RISCV_ITYPE_NONE);
-        k = expect_addr(h, 2, 1, 0x80002000);
-        g_assert_cmpuint(k->branches, ==, 2);
+        pkt = expect_addr(h, 2, 1, 0x80002000);
+        g_assert_cmpuint(pkt->branches, ==, 2);
         expect_flags(h, 2, false, false, false);
         expect_count(h, 3);
         h_free(h);
@@ -311,7 +311,7 @@ static void test_implicit_return(void)
 static void test_return_stack_miss(void)
 {
     Harness *h = h_new(64, ETRACE_ARCH_1_1);
-    const ETracePacket *k;
+    const ETracePacket *pkt;
 
     h_start(h, (ETraceOptions){ .implicit_return = ETRACE_IR_RETURN_STACK });
     blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_INFERABLE_CALL);  /* push 1008 */
@@ -320,9 +320,9 @@ static void test_return_stack_miss(void)
     blk(h, 0x2008, 0x200a, 2, RISCV_ITYPE_RETURN);          /* not 1008 */
     expect_count(h, 2);
     blk(h, 0x1100, 0x1102, 2, RISCV_ITYPE_NONE);
-    k = expect_addr(h, 2, 2, 0x1100);
+    pkt = expect_addr(h, 2, 2, 0x1100);
     expect_flags(h, 2, false, false, true);
-    g_assert_cmpuint(k->irdepth, ==, 1);    /* the entry that failed */
+    g_assert_cmpuint(pkt->irdepth, ==, 1);    /* the entry that failed */
     h_free(h);
 
     /* A sync forgets the calls before it: the return is reported. */
@@ -393,7 +393,7 @@ static void test_depth_limits(void)
 static void test_depth_report(void)
 {
     Harness *h = h_new(64, ETRACE_ARCH_1_1);
-    const ETracePacket *k;
+    const ETracePacket *pkt;
 
     h_start(h, (ETraceOptions){ .implicit_return = ETRACE_IR_CALL_COUNTER });
     blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_INFERABLE_CALL);
@@ -401,9 +401,9 @@ static void test_depth_report(void)
     blk(h, 0x3000, 0x3002, 2, RISCV_ITYPE_RETURN);
     blk(h, 0x2008, 0x200a, 2, RISCV_ITYPE_NONE);        /* depth 1 */
     trap(h, RISCV_ITYPE_INTERRUPT, 7, 0, 0x200c);
-    k = expect_addr(h, 2, 2, 0x200a);
+    pkt = expect_addr(h, 2, 2, 0x200a);
     expect_flags(h, 2, false, false, true);
-    g_assert_cmpuint(k->irdepth, ==, 1);
+    g_assert_cmpuint(pkt->irdepth, ==, 1);
     blk(h, 0x80000000, 0x80000004, 4, RISCV_ITYPE_NONE);
     expect(h, 3, 3, 1);
     h_free(h);
@@ -416,9 +416,9 @@ static void test_depth_report(void)
     blk(h, 0x3000, 0x3002, 2, RISCV_ITYPE_RETURN);
     blk(h, 0x2008, 0x2008, 2, RISCV_ITYPE_NONE);
     trap(h, RISCV_ITYPE_INTERRUPT, 7, 0, 0x200a);
-    k = expect_addr(h, 2, 2, 0x2008);
+    pkt = expect_addr(h, 2, 2, 0x2008);
     expect_flags(h, 2, false, false, true);
-    g_assert_cmpuint(k->irdepth, ==, 1);
+    g_assert_cmpuint(pkt->irdepth, ==, 1);
     h_free(h);
 
     /* A branch after the return: the decoder stops in the right call. */
@@ -442,9 +442,9 @@ static void test_depth_report(void)
     blk(h, 0x4000, 0x4002, 2, RISCV_ITYPE_RETURN);
     blk(h, 0x3008, 0x300a, 2, RISCV_ITYPE_RETURN);
     trap(h, RISCV_ITYPE_INTERRUPT, 7, 0, 0x2008);
-    k = expect_addr(h, 2, 2, 0x300a);
+    pkt = expect_addr(h, 2, 2, 0x300a);
     expect_flags(h, 2, false, false, true);
-    g_assert_cmpuint(k->irdepth, ==, 2);
+    g_assert_cmpuint(pkt->irdepth, ==, 2);
     h_free(h);
 
     /* A call after the return: the decoder stops in the innermost. */
@@ -476,7 +476,7 @@ static void test_depth_report(void)
 static void test_exception_no_retire(void)
 {
     Harness *h = h_new(64, ETRACE_ARCH_1_1);
-    const ETracePacket *k;
+    const ETracePacket *pkt;
 
     h_start(h, (ETraceOptions){ 0 });
     blk(h, 0x1000, 0x1008, 4, RISCV_ITYPE_NONE);
@@ -486,12 +486,12 @@ static void test_exception_no_retire(void)
     expect_addr(h, 2, 2, 0x1008);
     expect_flags(h, 2, false, false, false);
     blk(h, 0x80000000, 0x80000004, 4, RISCV_ITYPE_NONE);
-    k = expect(h, 3, 3, 1);
-    g_assert_cmphex(k->address, ==, 0x80000000);
-    g_assert_cmpuint(k->ecause, ==, 2);
-    g_assert_false(k->interrupt);
-    g_assert_cmphex(k->tvalepc, ==, 0x100c);
-    g_assert_cmpuint(k->privilege, ==, 3);
+    pkt = expect(h, 3, 3, 1);
+    g_assert_cmphex(pkt->address, ==, 0x80000000);
+    g_assert_cmpuint(pkt->ecause, ==, 2);
+    g_assert_false(pkt->interrupt);
+    g_assert_cmphex(pkt->tvalepc, ==, 0x100c);
+    g_assert_cmpuint(pkt->privilege, ==, 3);
     expect_count(h, 4);
 
     /* a load page fault: tvalepc is tval */
@@ -499,9 +499,9 @@ static void test_exception_no_retire(void)
     trap(h, RISCV_ITYPE_EXCEPTION, 13, 0x5000, 0x80000010);
     blk(h, 0x80000100, 0x80000104, 4, RISCV_ITYPE_NONE);
     expect_addr(h, 4, 2, 0x8000000c);
-    k = expect(h, 5, 3, 1);
-    g_assert_cmphex(k->tvalepc, ==, 0x5000);
-    g_assert_cmpuint(k->ecause, ==, 13);
+    pkt = expect(h, 5, 3, 1);
+    g_assert_cmphex(pkt->tvalepc, ==, 0x5000);
+    g_assert_cmpuint(pkt->ecause, ==, 13);
     h_free(h);
 }
 
@@ -536,20 +536,20 @@ static void test_exception_with_retire(void)
 static void test_implicit_exception(void)
 {
     Harness *h = h_new(64, ETRACE_ARCH_1_1);
-    const ETracePacket *k;
+    const ETracePacket *pkt;
 
     h_start(h, (ETraceOptions){ .implicit_exception = true });
     blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_NONE);
     trap(h, RISCV_ITYPE_EXCEPTION, 8, 0, 0x1008);
     blk(h, 0x80000000, 0x80000004, 4, RISCV_ITYPE_NONE);
-    k = expect(h, 3, 3, 1);
-    g_assert_cmphex(k->address, ==, 0);
+    pkt = expect(h, 3, 3, 1);
+    g_assert_cmphex(pkt->address, ==, 0);
     g_assert_cmpuint(h->len[3], <, 6);
     /* the omitted handler address is the reference of the next delta */
     blk(h, 0x80000008, 0x8000000c, 4, RISCV_ITYPE_OTHER_UNINFERABLE_JUMP);
     blk(h, 0x80000100, 0x80000102, 2, RISCV_ITYPE_NONE);
-    k = expect(h, 4, 2, 0);
-    g_assert_cmphex(k->address, ==, 0x100);
+    pkt = expect(h, 4, 2, 0);
+    g_assert_cmphex(pkt->address, ==, 0x100);
     h_free(h);
 }
 
@@ -580,7 +580,7 @@ static void test_updiscon_before_exception(void)
 static void test_double_trap(void)
 {
     Harness *h = h_new(64, ETRACE_ARCH_1_1);
-    const ETracePacket *k;
+    const ETracePacket *pkt;
 
     h_start(h, (ETraceOptions){ 0 });
     blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_NONE);
@@ -588,10 +588,10 @@ static void test_double_trap(void)
     trap(h, RISCV_ITYPE_INTERRUPT, 3, 0, 0x80000000);
     blk(h, 0x80000400, 0x80000404, 4, RISCV_ITYPE_NONE);
     expect_addr(h, 2, 2, 0x1004);
-    k = expect(h, 3, 3, 1);
-    g_assert_true(k->interrupt);
-    g_assert_cmpuint(k->ecause, ==, 3);
-    g_assert_cmphex(k->address, ==, 0x80000400);
+    pkt = expect(h, 3, 3, 1);
+    g_assert_true(pkt->interrupt);
+    g_assert_cmpuint(pkt->ecause, ==, 3);
+    g_assert_cmphex(pkt->address, ==, 0x80000400);
     expect_count(h, 4);
     h_free(h);
 }
@@ -600,7 +600,7 @@ static void test_double_trap(void)
 static void test_arch2_traps(void)
 {
     Harness *h = h_new(64, ETRACE_ARCH_2_0);
-    const ETracePacket *k;
+    const ETracePacket *pkt;
 
     h_start(h, (ETraceOptions){ 0 });
     blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_NONE);
@@ -608,23 +608,23 @@ static void test_arch2_traps(void)
     trap(h, RISCV_ITYPE_INTERRUPT, 3, 0, 0x80000000);
     blk(h, 0x80000400, 0x80000404, 4, RISCV_ITYPE_NONE);
     expect_addr(h, 2, 2, 0x1004);
-    k = expect(h, 3, 3, 1);                 /* the ecall, early */
-    g_assert_false(k->thaddr);
-    g_assert_cmpuint(k->ecause, ==, 8);
-    g_assert_cmphex(k->address, ==, 0x1008);
-    k = expect(h, 4, 3, 1);                 /* the interrupt */
-    g_assert_true(k->thaddr && k->interrupt);
-    g_assert_cmphex(k->address, ==, 0x80000400);
+    pkt = expect(h, 3, 3, 1);                 /* the ecall, early */
+    g_assert_false(pkt->thaddr);
+    g_assert_cmpuint(pkt->ecause, ==, 8);
+    g_assert_cmphex(pkt->address, ==, 0x1008);
+    pkt = expect(h, 4, 3, 1);                 /* the interrupt */
+    g_assert_true(pkt->thaddr && pkt->interrupt);
+    g_assert_cmphex(pkt->address, ==, 0x80000400);
     expect_count(h, 5);
 
     /* A fault at the target of a jalr: EPC first, then a sync. */
     blk(h, 0x80000408, 0x8000040c, 4, RISCV_ITYPE_OTHER_UNINFERABLE_JUMP);
     trap(h, RISCV_ITYPE_EXCEPTION, 12, 0x9000, 0x9000);
     expect_addr(h, 5, 2, 0x8000040c);
-    k = expect(h, 6, 3, 1);
-    g_assert_false(k->thaddr);
-    g_assert_cmphex(k->address, ==, 0x9000);
-    g_assert_cmphex(k->tvalepc, ==, 0x9000);
+    pkt = expect(h, 6, 3, 1);
+    g_assert_false(pkt->thaddr);
+    g_assert_cmphex(pkt->address, ==, 0x9000);
+    g_assert_cmphex(pkt->tvalepc, ==, 0x9000);
     blk(h, 0x80000000, 0x80000004, 4, RISCV_ITYPE_NONE);
     expect_sync(h, 7, 0x80000000);
     expect_count(h, 8);
@@ -637,8 +637,8 @@ static void test_arch2_traps(void)
     trap(h, RISCV_ITYPE_EXCEPTION, 12, 0x9000, 0x9000);
     blk(h, 0x80000000, 0x80000004, 4, RISCV_ITYPE_NONE);
     expect_addr(h, 2, 2, 0x80000408);
-    k = expect(h, 3, 3, 1);
-    g_assert_cmphex(k->tvalepc, ==, 0x9000);
+    pkt = expect(h, 3, 3, 1);
+    g_assert_cmphex(pkt->tvalepc, ==, 0x9000);
     expect_count(h, 4);
     h_free(h);
 }
@@ -648,15 +648,15 @@ static void test_arch2_traps(void)
 static void test_privilege_change(void)
 {
     Harness *h = h_new(64, ETRACE_ARCH_1_1);
-    const ETracePacket *k;
+    const ETracePacket *pkt;
 
     h_start(h, (ETraceOptions){ 0 });
     blk(h, 0x80000000, 0x80000008, 4, RISCV_ITYPE_TRAP_RETURN);  /* mret */
     h->priv = 1;
     blk(h, 0x4000, 0x4004, 4, RISCV_ITYPE_NONE);
-    k = expect(h, 2, 3, 0);
-    g_assert_cmphex(k->address, ==, 0x4000);
-    g_assert_cmpuint(k->privilege, ==, 1);
+    pkt = expect(h, 2, 3, 0);
+    g_assert_cmphex(pkt->address, ==, 0x4000);
+    g_assert_cmpuint(pkt->privilege, ==, 1);
     expect_count(h, 3);
 
     /* With a branch pending the last M-mode instruction is reported. */
@@ -667,10 +667,10 @@ static void test_privilege_change(void)
     blk(h, 0x5000, 0x5002, 2, RISCV_ITYPE_NONE);
     /* the format 3 at 0x80000100: the privilege changed back to M */
     expect_sync(h, 3, 0x80000100);
-    k = expect_addr(h, 4, 1, 0x80000204);
-    g_assert_cmpuint(k->branches, ==, 1);
-    k = expect(h, 5, 3, 0);
-    g_assert_cmpuint(k->privilege, ==, 0);
+    pkt = expect_addr(h, 4, 1, 0x80000204);
+    g_assert_cmpuint(pkt->branches, ==, 1);
+    pkt = expect(h, 5, 3, 0);
+    g_assert_cmpuint(pkt->privilege, ==, 0);
     expect_count(h, 6);
     h_free(h);
 }
@@ -680,7 +680,7 @@ static void test_privilege_change(void)
 static void test_full_branch_map(void)
 {
     Harness *h = h_new(32, ETRACE_ARCH_1_1);
-    const ETracePacket *k;
+    const ETracePacket *pkt;
 
     h_start(h, (ETraceOptions){ 0 });
     blk(h, 0x100, 0x100, 2, RISCV_ITYPE_NONE);
@@ -690,10 +690,10 @@ static void test_full_branch_map(void)
     }
     expect_count(h, 2);
     blk(h, 0x200, 0x200, 2, RISCV_ITYPE_NONE);
-    k = expect(h, 2, 1, 0);
-    g_assert_cmpuint(k->branches, ==, 0);
-    g_assert_false(k->has_address);
-    g_assert_cmphex(k->branch_map, ==, 0x55555555 & 0x7fffffff);
+    pkt = expect(h, 2, 1, 0);
+    g_assert_cmpuint(pkt->branches, ==, 0);
+    g_assert_false(pkt->has_address);
+    g_assert_cmphex(pkt->branch_map, ==, 0x55555555 & 0x7fffffff);
     expect_count(h, 3);
     h_free(h);
 }
@@ -702,7 +702,7 @@ static void test_full_branch_map(void)
 static void test_branch_prediction(void)
 {
     Harness *h = h_new(64, ETRACE_ARCH_1_1);
-    const ETracePacket *k;
+    const ETracePacket *pkt;
 
     h_start(h, (ETraceOptions){ .branch_prediction = true });
     blk(h, 0x100, 0x100, 2, RISCV_ITYPE_NONE);
@@ -713,10 +713,10 @@ static void test_branch_prediction(void)
     expect_count(h, 2);
     blk(h, 0x200, 0x202, 2, RISCV_ITYPE_TAKEN_BRANCH);  /* miss */
     blk(h, 0x300, 0x300, 2, RISCV_ITYPE_NONE);
-    k = expect(h, 2, 0, 0);
-    g_assert_cmpuint(k->branch_count, ==, 40 - 31);
-    g_assert_cmpuint(k->branch_fmt, ==, 0);
-    g_assert_false(k->has_address);
+    pkt = expect(h, 2, 0, 0);
+    g_assert_cmpuint(pkt->branch_count, ==, 40 - 31);
+    g_assert_cmpuint(pkt->branch_fmt, ==, 0);
+    g_assert_false(pkt->has_address);
 
     /*
      * 00 -taken-> 01 still predicts not taken (two misses flip it):
@@ -727,9 +727,9 @@ static void test_branch_prediction(void)
     }
     blk(h, 0x300, 0x304, 4, RISCV_ITYPE_OTHER_UNINFERABLE_JUMP);
     blk(h, 0x400, 0x402, 2, RISCV_ITYPE_NONE);
-    k = expect_addr(h, 3, 0, 0x400);
-    g_assert_cmpuint(k->branch_count, ==, 35 - 31);
-    g_assert_cmpuint(k->branch_fmt, ==, 2);
+    pkt = expect_addr(h, 3, 0, 0x400);
+    g_assert_cmpuint(pkt->branch_count, ==, 35 - 31);
+    g_assert_cmpuint(pkt->branch_fmt, ==, 2);
     expect_count(h, 4);
 
     /* 00: the first taken misses, the map is sent at 31. */
@@ -738,9 +738,9 @@ static void test_branch_prediction(void)
                                          RISCV_ITYPE_TAKEN_BRANCH);
     }
     blk(h, 0x300, 0x300, 2, RISCV_ITYPE_NONE);
-    k = expect(h, 4, 1, 0);
-    g_assert_cmpuint(k->branches, ==, 0);
-    g_assert_cmphex(k->branch_map, ==, 1u << 3);
+    pkt = expect(h, 4, 1, 0);
+    g_assert_cmpuint(pkt->branches, ==, 0);
+    g_assert_cmphex(pkt->branch_map, ==, 1u << 3);
 
     /*
      * 33 predicted taken, a jump, and its target a branch that fails:
@@ -752,10 +752,10 @@ static void test_branch_prediction(void)
     blk(h, 0x300, 0x304, 4, RISCV_ITYPE_OTHER_UNINFERABLE_JUMP);
     blk(h, 0x202, 0x202, 2, RISCV_ITYPE_NOT_TAKEN_BRANCH);
     blk(h, 0x500, 0x502, 2, RISCV_ITYPE_NONE);
-    k = expect_addr(h, 5, 0, 0x202);
-    g_assert_cmpuint(k->subformat, ==, 0);
-    g_assert_cmpuint(k->branch_count, ==, 2);
-    g_assert_cmpuint(k->branch_fmt, ==, 3);
+    pkt = expect_addr(h, 5, 0, 0x202);
+    g_assert_cmpuint(pkt->subformat, ==, 0);
+    g_assert_cmpuint(pkt->branch_count, ==, 2);
+    g_assert_cmpuint(pkt->branch_fmt, ==, 3);
     expect_count(h, 6);
     h_free(h);
 }
@@ -764,7 +764,7 @@ static void test_branch_prediction(void)
 static void test_jump_target_cache(void)
 {
     Harness *h = h_new(64, ETRACE_ARCH_1_1);
-    const ETracePacket *k;
+    const ETracePacket *pkt;
 
     h_start(h, (ETraceOptions){ .jump_target_cache = true });
     blk(h, 0x100, 0x104, 4, RISCV_ITYPE_UNINFERABLE_CALL);
@@ -774,15 +774,15 @@ static void test_jump_target_cache(void)
     blk(h, 0x108, 0x10c, 4, RISCV_ITYPE_UNINFERABLE_CALL);
     expect_addr(h, 3, 1, 0x108);
     blk(h, 0x2a0, 0x2a2, 2, RISCV_ITYPE_TAKEN_BRANCH);
-    k = expect(h, 4, 0, 1);                         /* hit: index */
-    g_assert_cmpuint(k->index, ==, (0x2a0 >> 1) & 15);
-    g_assert_cmpuint(k->branches, ==, 0);
+    pkt = expect(h, 4, 0, 1);                         /* hit: index */
+    g_assert_cmpuint(pkt->index, ==, (0x2a0 >> 1) & 15);
+    g_assert_cmpuint(pkt->branches, ==, 0);
     /* a hit with the taken branch at 0x2a2 pending */
     blk(h, 0x2a4, 0x2a6, 2, RISCV_ITYPE_RETURN);
     blk(h, 0x2a0, 0x2a2, 2, RISCV_ITYPE_NONE);
-    k = expect(h, 5, 0, 1);
-    g_assert_cmpuint(k->branches, ==, 1);
-    g_assert_cmphex(k->branch_map, ==, 0);
+    pkt = expect(h, 5, 0, 1);
+    g_assert_cmpuint(pkt->branches, ==, 1);
+    g_assert_cmphex(pkt->branch_map, ==, 0);
     expect_flags(h, 5, false, false, false);
     expect_count(h, 6);
     /* a trap (format 3.1) empties the cache: 0x2a0 is sent again */
@@ -895,7 +895,7 @@ static void test_resync_after_context(void)
 {
     Harness *h = h_new(64, ETRACE_ARCH_1_1);
     ETraceBlock b;
-    const ETracePacket *k;
+    const ETracePacket *pkt;
 
     h->p.context_width_p = 8;
     h_start(h, (ETraceOptions){ .sync_mode = ETRACE_SYNC_PACKETS,
@@ -916,8 +916,8 @@ static void test_resync_after_context(void)
     expect_count(h, 18);
     blk(h, 0x1900, 0x1904, 4, RISCV_ITYPE_NONE);
     /* the branch at 0x1008 is reported with 0x1804, then the sync */
-    k = expect_addr(h, 18, 1, 0x1804);
-    g_assert_cmpuint(k->branches, ==, 1);
+    pkt = expect_addr(h, 18, 1, 0x1804);
+    g_assert_cmpuint(pkt->branches, ==, 1);
     expect_sync(h, 19, 0x1900);
     expect_count(h, 20);
     h_free(h);
@@ -1041,7 +1041,7 @@ static void test_ambiguous_then_format3(void)
 static void test_resync_cycles(void)
 {
     Harness *h = h_new(64, ETRACE_ARCH_1_1);
-    const ETracePacket *k;
+    const ETracePacket *pkt;
 
     /* 16 instructions, then a taken branch: format 1, then a sync. */
     h_start(h, (ETraceOptions){ .sync_mode = ETRACE_SYNC_CYCLES,
@@ -1051,8 +1051,8 @@ static void test_resync_cycles(void)
     blk(h, 0x2020, 0x203c, 4, RISCV_ITYPE_TAKEN_BRANCH);   /* 23 */
     expect_count(h, 2);
     blk(h, 0x3000, 0x3004, 4, RISCV_ITYPE_NONE);
-    k = expect_addr(h, 2, 1, 0x203c);
-    g_assert_cmpuint(k->branches, ==, 2);
+    pkt = expect_addr(h, 2, 1, 0x203c);
+    g_assert_cmpuint(pkt->branches, ==, 2);
     expect_sync(h, 3, 0x3000);
     expect_count(h, 4);
     h_free(h);
@@ -1128,7 +1128,7 @@ static void test_context(void)
 {
     Harness *h = h_new(64, ETRACE_ARCH_1_1);
     ETraceBlock b;
-    const ETracePacket *k;
+    const ETracePacket *pkt;
 
     h->p.context_width_p = 16;
     h_start(h, (ETraceOptions){ 0 });
@@ -1138,8 +1138,8 @@ static void test_context(void)
     b.ctype = 1;
     b.context = 0x42;
     etrace_encoder_block(h->e, &b);
-    k = expect(h, 2, 3, 2);
-    g_assert_cmphex(k->context, ==, 0x42);
+    pkt = expect(h, 2, 3, 2);
+    g_assert_cmphex(pkt->context, ==, 0x42);
     /* precise: a sync at the block, branches reported before it */
     blk(h, 0x1010, 0x1014, 4, RISCV_ITYPE_TAKEN_BRANCH);
     b = mk(h, 0x1020, 0x1024, 4, RISCV_ITYPE_NONE);
@@ -1147,17 +1147,17 @@ static void test_context(void)
     b.context = 0x43;
     etrace_encoder_block(h->e, &b);
     expect_addr(h, 3, 1, 0x1014);
-    k = expect(h, 4, 3, 0);
-    g_assert_cmphex(k->context, ==, 0x43);
-    g_assert_cmphex(k->address, ==, 0x1020);
+    pkt = expect(h, 4, 3, 0);
+    g_assert_cmphex(pkt->context, ==, 0x43);
+    g_assert_cmphex(pkt->address, ==, 0x1020);
     /* asynchronous: like a trap, the last instruction is reported */
     b = mk(h, 0x2000, 0x2004, 4, RISCV_ITYPE_NONE);
     b.ctype = 3;
     b.context = 0x44;
     etrace_encoder_block(h->e, &b);
     expect_addr(h, 5, 2, 0x1024);
-    k = expect(h, 6, 3, 0);
-    g_assert_cmphex(k->context, ==, 0x44);
+    pkt = expect(h, 6, 3, 0);
+    g_assert_cmphex(pkt->context, ==, 0x44);
     expect_count(h, 7);
     h_free(h);
 }

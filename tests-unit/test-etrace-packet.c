@@ -62,11 +62,11 @@ static void test_example_ret_format2(void)
     static const uint8_t want[] = { 0x05, 0x12, 0x35, 0x00, 0x00, 0x01 };
     ETraceParams p = params64();
     ETraceOptions o = { .full_address = true };
-    ETracePacket k = { .format = 2, .address = 0x80001a88 }, u;
+    ETracePacket pkt = { .format = 2, .address = 0x80001a88 }, u;
     bool notify, updiscon, irreport;
 
-    etrace_packet_set_flags(&p, &k, false, false, false, 0);
-    check_bytes(&p, &o, &k, want, sizeof(want), &u);
+    etrace_packet_set_flags(&p, &pkt, false, false, false, 0);
+    check_bytes(&p, &o, &pkt, want, sizeof(want), &u);
     check_f12(&p, 2, 0, 0, 0x80001a88, false, false, false, 0, want,
               sizeof(want));
     g_assert_cmpint(u.format, ==, 2);
@@ -82,21 +82,21 @@ static void test_example_branches_format1(void)
     static const uint8_t one[] = { 0x03, 0x05, 0x58, 0x05 };
     static const uint8_t three[] = { 0x03, 0x8d, 0x91, 0x02 };
     ETraceParams p = params64();
-    ETracePacket k = { .format = 1, .branches = 1, .branch_map = 0,
+    ETracePacket pkt = { .format = 1, .branches = 1, .branch_map = 0,
                        .address = 0xab0 }, u;
 
-    etrace_packet_set_flags(&p, &k, false, false, false, 0);
-    check_bytes(&p, NULL, &k, one, sizeof(one), &u);
+    etrace_packet_set_flags(&p, &pkt, false, false, false, 0);
+    check_bytes(&p, NULL, &pkt, one, sizeof(one), &u);
     check_f12(&p, 1, 1, 0, 0xab0, false, false, false, 0, one, sizeof(one));
     g_assert_cmpuint(u.branches, ==, 1);
     g_assert_cmphex(u.branch_map, ==, 0);
     g_assert_cmphex(u.address, ==, 0xab0);
 
-    k.branches = 3;
-    k.branch_map = 0x3;
-    k.address = 0x148;
-    etrace_packet_set_flags(&p, &k, false, false, false, 0);
-    check_bytes(&p, NULL, &k, three, sizeof(three), &u);
+    pkt.branches = 3;
+    pkt.branch_map = 0x3;
+    pkt.address = 0x148;
+    etrace_packet_set_flags(&p, &pkt, false, false, false, 0);
+    check_bytes(&p, NULL, &pkt, three, sizeof(three), &u);
     check_f12(&p, 1, 3, 3, 0x148, false, false, false, 0, three,
               sizeof(three));
     g_assert_cmpuint(u.branches, ==, 3);
@@ -112,13 +112,13 @@ static void test_example_negative_delta(void)
 {
     static const uint8_t want[] = { 0x03, 0x09, 0xe9, 0xfd };
     ETraceParams p = params64();
-    ETracePacket k = { .format = 1, .branches = 2, .branch_map = 0x2,
+    ETracePacket pkt = { .format = 1, .branches = 2, .branch_map = 0x2,
                        .address = -(uint64_t)0x10c }, u;
 
-    etrace_packet_set_flags(&p, &k, false, false, false, 0);
-    g_assert_true(k.notify && k.updiscon && k.irreport);
-    g_assert_cmphex(k.irdepth, ==, 0x1ff);
-    check_bytes(&p, NULL, &k, want, sizeof(want), &u);
+    etrace_packet_set_flags(&p, &pkt, false, false, false, 0);
+    g_assert_true(pkt.notify && pkt.updiscon && pkt.irreport);
+    g_assert_cmphex(pkt.irdepth, ==, 0x1ff);
+    check_bytes(&p, NULL, &pkt, want, sizeof(want), &u);
     check_f12(&p, 1, 2, 2, -(uint64_t)0x10c, false, false, false, 0, want,
               sizeof(want));
     g_assert_cmphex(u.address, ==, 0xfffffffffffffef4ull);
@@ -141,55 +141,55 @@ static void test_format3_layouts(void)
     ETraceOptions ie = { .implicit_exception = true };
     ETraceOptions o = { .implicit_return = ETRACE_IR_RETURN_STACK,
                         .jump_target_cache = true };
-    ETracePacket k, u;
+    ETracePacket pkt, u;
 
     /* 6.2 on RV32: the address MSB is the packet's sign bit. */
     etrace_params_default(&p32, 32);
-    k = (ETracePacket){ .format = 3, .subformat = 0, .branch = true,
+    pkt = (ETracePacket){ .format = 3, .subformat = 0, .branch = true,
                         .privilege = 3, .address = 0x80000000 };
-    check_bytes(&p32, NULL, &k, sync32, sizeof(sync32), &u);
+    check_bytes(&p32, NULL, &pkt, sync32, sizeof(sync32), &u);
     g_assert_cmphex(u.address, ==, 0x80000000);
     g_assert_cmpuint(u.privilege, ==, 3);
     g_assert_true(u.branch && u.has_address);
 
     /* 6.3: illegal instruction, tvalepc carries the EPC. */
-    k = (ETracePacket){ .format = 3, .subformat = 1, .branch = true,
+    pkt = (ETracePacket){ .format = 3, .subformat = 1, .branch = true,
                         .privilege = 3, .ecause = 2,
                         .address = 0x80000100, .tvalepc = 0x80001234 };
-    check_bytes(&p, NULL, &k, exc11, sizeof(exc11), &u);
+    check_bytes(&p, NULL, &pkt, exc11, sizeof(exc11), &u);
     g_assert_cmphex(u.tvalepc, ==, 0x80001234);
     g_assert_cmphex(u.address, ==, 0x80000100);
     g_assert_cmpuint(u.ecause, ==, 2);
 
     /* Implicit exception mode: no address field (3.2.3). */
-    k = (ETracePacket){ .format = 3, .subformat = 1, .branch = true,
+    pkt = (ETracePacket){ .format = 3, .subformat = 1, .branch = true,
                         .privilege = 1, .ecause = 5, .tvalepc = 0x1000 };
-    check_bytes(&p, &ie, &k, exc11_ie, sizeof(exc11_ie), &u);
+    check_bytes(&p, &ie, &pkt, exc11_ie, sizeof(exc11_ie), &u);
     g_assert_cmphex(u.tvalepc, ==, 0x1000);
     g_assert_cmphex(u.address, ==, 0);
 
     /* 2.0: thaddr, and no tval for interrupts. */
     p.arch = ETRACE_ARCH_2_0;
-    k = (ETracePacket){ .format = 3, .subformat = 1, .branch = true,
+    pkt = (ETracePacket){ .format = 3, .subformat = 1, .branch = true,
                         .privilege = 3, .ecause = 7, .interrupt = true,
                         .thaddr = true, .address = 0x80000100,
                         .tvalepc = 0x1234 };
-    check_bytes(&p, NULL, &k, irq20, sizeof(irq20), &u);
+    check_bytes(&p, NULL, &pkt, irq20, sizeof(irq20), &u);
     g_assert_true(u.interrupt && u.thaddr);
     g_assert_cmphex(u.tvalepc, ==, 0);
 
     /* 6.5: support packet, options in the layout of etrace.h. */
     p.arch = ETRACE_ARCH_1_1;
-    k = (ETracePacket){ .format = 3, .subformat = 3, .enable = true,
+    pkt = (ETracePacket){ .format = 3, .subformat = 3, .enable = true,
                         .options = etrace_options_pack(&p, &o) };
-    g_assert_cmphex(k.options, ==, 0x50);
-    check_bytes(&p, NULL, &k, support, sizeof(support), &u);
+    g_assert_cmphex(pkt.options, ==, 0x50);
+    check_bytes(&p, NULL, &pkt, support, sizeof(support), &u);
     g_assert_true(u.enable);
     g_assert_cmphex(u.options, ==, 0x50);
 
     /* 2.0 adds denable and dloss (0): bit 14 is no longer the sign. */
     p.arch = ETRACE_ARCH_2_0;
-    check_bytes(&p, NULL, &k, support20, sizeof(support20), &u);
+    check_bytes(&p, NULL, &pkt, support20, sizeof(support20), &u);
     g_assert_cmphex(u.options, ==, 0x50);
 }
 
@@ -200,47 +200,47 @@ static void test_format0_and_full_map(void)
     static const uint8_t full_nt[] = { 0x01, 0x81 };
     static const uint8_t full_t[] = { 0x01, 0x01 };
     ETraceParams p = params64();
-    ETracePacket k, u;
+    ETracePacket pkt, u;
     bool n, d, r;
 
-    k = (ETracePacket){ .format = 0, .subformat = 0, .branch_count = 5 };
-    check_bytes(&p, NULL, &k, count, sizeof(count), &u);
+    pkt = (ETracePacket){ .format = 0, .subformat = 0, .branch_count = 5 };
+    check_bytes(&p, NULL, &pkt, count, sizeof(count), &u);
     g_assert_cmpuint(u.branch_count, ==, 5);
     g_assert_false(u.has_address);
 
-    k = (ETracePacket){ .format = 0, .subformat = 1, .index = 5,
+    pkt = (ETracePacket){ .format = 0, .subformat = 1, .index = 5,
                         .branches = 2, .branch_map = 1 };
-    etrace_packet_set_flags(&p, &k, false, false, false, 0);
-    check_bytes(&p, NULL, &k, jtc, sizeof(jtc), &u);
+    etrace_packet_set_flags(&p, &pkt, false, false, false, 0);
+    check_bytes(&p, NULL, &pkt, jtc, sizeof(jtc), &u);
     g_assert_cmpuint(u.index, ==, 5);
     g_assert_cmpuint(u.branches, ==, 2);
     etrace_packet_get_flags(&p, &u, &n, &d, &r);
     g_assert_false(r);
 
     /* Table 6.7: 31 branches without an address compress to one byte. */
-    k = (ETracePacket){ .format = 1, .branches = 0,
+    pkt = (ETracePacket){ .format = 1, .branches = 0,
                         .branch_map = 0x7fffffff };
-    check_bytes(&p, NULL, &k, full_nt, sizeof(full_nt), &u);
+    check_bytes(&p, NULL, &pkt, full_nt, sizeof(full_nt), &u);
     g_assert_cmphex(u.branch_map, ==, 0x7fffffff);
     g_assert_false(u.has_address);
-    k.branch_map = 0;
-    check_bytes(&p, NULL, &k, full_t, sizeof(full_t), &u);
+    pkt.branch_map = 0;
+    check_bytes(&p, NULL, &pkt, full_t, sizeof(full_t), &u);
 }
 
 /* irreport/irdepth against a failed prediction and a depth report. */
 static void test_flag_encoding(void)
 {
     ETraceParams p = params64();
-    ETracePacket k = { .format = 2, .address = 0x40 }, u;
+    ETracePacket pkt = { .format = 2, .address = 0x40 }, u;
     uint8_t buf[ETRACE_MAX_PACKET];
     const char *err;
     bool n, d, r;
     size_t len;
 
-    etrace_packet_set_flags(&p, &k, true, true, true, 5);
-    g_assert_true(k.notify && !k.updiscon && k.irreport);
-    g_assert_cmpuint(k.irdepth, ==, 5);
-    len = etrace_packet_pack(&p, NULL, &k, buf);
+    etrace_packet_set_flags(&p, &pkt, true, true, true, 5);
+    g_assert_true(pkt.notify && !pkt.updiscon && pkt.irreport);
+    g_assert_cmpuint(pkt.irdepth, ==, 5);
+    len = etrace_packet_pack(&p, NULL, &pkt, buf);
     g_assert_cmpint(etrace_packet_unpack(&p, NULL, buf, len, &u, &err), ==,
                     len);
     etrace_packet_get_flags(&p, &u, &n, &d, &r);
@@ -271,7 +271,7 @@ static ETracePacket random_packet(GRand *r, const ETraceParams *p,
     uint64_t amask = p->iaddress_width_p == 64 ? UINT64_MAX :
                      (UINT64_C(1) << p->iaddress_width_p) - 1;
     uint64_t addr = rnd64(r) & amask & ~((UINT64_C(1) << 1) - 1);
-    ETracePacket k = { .format = g_rand_int_range(r, 0, 4) };
+    ETracePacket pkt = { .format = g_rand_int_range(r, 0, 4) };
     bool v2 = p->arch == ETRACE_ARCH_2_0;
     unsigned w;
 
@@ -279,77 +279,77 @@ static ETracePacket random_packet(GRand *r, const ETraceParams *p,
         addr = (g_rand_int(r) & 0xffe) * (g_rand_boolean(r) ? 1 : -1);
         addr &= amask;
     }
-    switch (k.format) {
+    switch (pkt.format) {
     case 3:
-        k.subformat = g_rand_int_range(r, 0, 4);
-        if (k.subformat == 3) {
+        pkt.subformat = g_rand_int_range(r, 0, 4);
+        if (pkt.subformat == 3) {
             ETraceOptions ro = { .full_address = g_rand_boolean(r),
                                  .sijump = g_rand_boolean(r),
                                  .implicit_return = g_rand_int_range(r, 0, 3),
                                  .branch_prediction = g_rand_boolean(r) };
-            k.enable = g_rand_boolean(r);
-            k.qual_status = g_rand_int_range(r, 0, 4);
-            k.options = etrace_options_pack(p, &ro);
+            pkt.enable = g_rand_boolean(r);
+            pkt.qual_status = g_rand_int_range(r, 0, 4);
+            pkt.options = etrace_options_pack(p, &ro);
             break;
         }
-        k.privilege = legal_privilege(r, p->privilege_width_p);
-        k.context = p->context_width_p == 64 ? rnd64(r) :
+        pkt.privilege = legal_privilege(r, p->privilege_width_p);
+        pkt.context = p->context_width_p == 64 ? rnd64(r) :
                     rnd64(r) & ((UINT64_C(1) << p->context_width_p) - 1);
-        if (k.subformat == 2) {
+        if (pkt.subformat == 2) {
             break;
         }
-        k.branch = g_rand_boolean(r);
-        k.address = addr;
-        k.has_address = true;
-        if (k.subformat == 1) {
-            k.ecause = g_rand_int_range(r, 0, 1 << p->ecause_width_p);
-            k.interrupt = g_rand_boolean(r);
-            k.thaddr = v2 && g_rand_boolean(r);
-            k.tvalepc = v2 && k.interrupt ? 0 : rnd64(r) & amask;
-            if (o->implicit_exception && (!v2 || k.thaddr)) {
-                k.address = 0;
+        pkt.branch = g_rand_boolean(r);
+        pkt.address = addr;
+        pkt.has_address = true;
+        if (pkt.subformat == 1) {
+            pkt.ecause = g_rand_int_range(r, 0, 1 << p->ecause_width_p);
+            pkt.interrupt = g_rand_boolean(r);
+            pkt.thaddr = v2 && g_rand_boolean(r);
+            pkt.tvalepc = v2 && pkt.interrupt ? 0 : rnd64(r) & amask;
+            if (o->implicit_exception && (!v2 || pkt.thaddr)) {
+                pkt.address = 0;
             }
-            k.has_address = !v2 || k.thaddr;
+            pkt.has_address = !v2 || pkt.thaddr;
         }
         break;
     case 0:
-        k.subformat = g_rand_int_range(r, 0, 2);
-        if (k.subformat == 1) {
-            k.index = g_rand_int_range(r, 0, 1 << p->cache_size_p);
-            k.branches = g_rand_int_range(r, 0, 32);
-            w = k.branches ? 31 : 0;
-            k.branch_map = g_rand_int(r) & ((1ull << w) - 1) &
-                           ((1ull << k.branches) - 1);
-            etrace_packet_set_flags(p, &k, false, false, g_rand_boolean(r),
+        pkt.subformat = g_rand_int_range(r, 0, 2);
+        if (pkt.subformat == 1) {
+            pkt.index = g_rand_int_range(r, 0, 1 << p->cache_size_p);
+            pkt.branches = g_rand_int_range(r, 0, 32);
+            w = pkt.branches ? 31 : 0;
+            pkt.branch_map = g_rand_int(r) & ((1ull << w) - 1) &
+                           ((1ull << pkt.branches) - 1);
+            etrace_packet_set_flags(p, &pkt, false, false, g_rand_boolean(r),
                                     g_rand_int_range(r, 0, 17));
-            k.has_address = true;
+            pkt.has_address = true;
             break;
         }
-        k.branch_count = g_rand_int(r);
-        k.branch_fmt = g_rand_int_range(r, 0, 3);
-        k.branch_fmt += k.branch_fmt != 0;     /* 0, 2 or 3 */
-        if (k.branch_fmt == 0) {
+        pkt.branch_count = g_rand_int(r);
+        pkt.branch_fmt = g_rand_int_range(r, 0, 3);
+        pkt.branch_fmt += pkt.branch_fmt != 0;     /* 0, 2 or 3 */
+        if (pkt.branch_fmt == 0) {
             break;
         }
         /* the address tail of formats 0, 1 and 2 */
         /* fall through */
     case 2:
     case 1:
-        if (k.format == 1) {
-            k.branches = g_rand_int_range(r, 0, 32);
-            k.branch_map = g_rand_int(r) &
-                           (k.branches ? (1u << k.branches) - 1 : 0x7fffffff);
-            if (k.branches == 0) {
+        if (pkt.format == 1) {
+            pkt.branches = g_rand_int_range(r, 0, 32);
+            pkt.branch_map = g_rand_int(r) &
+                           (pkt.branches ? (1u << pkt.branches) - 1 : 0x7fffffff);
+            if (pkt.branches == 0) {
                 break;
             }
         }
-        k.address = addr;
-        k.has_address = true;
-        etrace_packet_set_flags(p, &k, g_rand_boolean(r), g_rand_boolean(r),
+        pkt.address = addr;
+        pkt.has_address = true;
+        etrace_packet_set_flags(p, &pkt, g_rand_boolean(r), g_rand_boolean(r),
                                 g_rand_boolean(r), g_rand_int_range(r, 0, 17));
         break;
     }
-    return k;
+    return pkt;
 }
 
 static void assert_same_packet(const ETracePacket *a, const ETracePacket *b)
@@ -385,27 +385,27 @@ static void roundtrip(const ETraceParams *p, const ETraceOptions *o,
                       GRand *r, unsigned count)
 {
     for (unsigned i = 0; i < count; i++) {
-        ETracePacket k = random_packet(r, p, o), u;
+        ETracePacket pkt = random_packet(r, p, o), u;
         uint8_t buf[ETRACE_MAX_PACKET], again[ETRACE_MAX_PACKET];
         const char *err = NULL;
-        size_t n = etrace_packet_pack(p, o, &k, buf);
+        size_t n = etrace_packet_pack(p, o, &pkt, buf);
         int used;
 
         g_assert_cmpuint(n, >=, 2 + (p->src_bits + 7) / 8);
         g_assert_cmpuint(n, <=, ETRACE_MAX_PACKET);
         used = etrace_packet_unpack(p, o, buf, n, &u, &err);
         if (used != (int)n) {
-            g_test_message("format %u.%u: %s", k.format, k.subformat, err);
+            g_test_message("format %u.%u: %s", pkt.format, pkt.subformat, err);
         }
         g_assert_cmpint(used, ==, n);
         g_assert_cmpuint(u.src_id, ==, p->src_id);
-        assert_same_packet(&u, &k);
+        assert_same_packet(&u, &pkt);
         /* Every strict prefix is incomplete. */
         for (size_t cut = 1; cut < n; cut++) {
             g_assert_cmpint(etrace_packet_unpack(p, o, buf, cut, &u, &err),
                             ==, 0);
         }
-        g_assert_cmpuint(etrace_packet_pack(p, o, &k, again), ==, n);
+        g_assert_cmpuint(etrace_packet_pack(p, o, &pkt, again), ==, n);
         g_assert_cmpmem(again, n, buf, n);
     }
 }
@@ -445,18 +445,18 @@ static void test_implied_f0_subformat(void)
     ETraceOptions jtc = { .jump_target_cache = true };
     ETraceOptions both = { .jump_target_cache = true,
                            .branch_prediction = true };
-    ETracePacket k = { .format = 0, .subformat = 1, .index = 3 }, u;
+    ETracePacket pkt = { .format = 0, .subformat = 1, .index = 3 }, u;
     uint8_t buf[ETRACE_MAX_PACKET];
     const char *err = NULL;
     size_t n;
 
     p.f0s_width_p = 0;
-    n = etrace_packet_pack(&p, &jtc, &k, buf);
+    n = etrace_packet_pack(&p, &jtc, &pkt, buf);
     g_assert_cmpuint(n, >, 0);
     g_assert_cmpint(etrace_packet_unpack(&p, &jtc, buf, n, &u, &err), ==, n);
     g_assert_cmpuint(u.subformat, ==, 1);
     g_assert_cmpuint(u.index, ==, 3);
-    g_assert_cmpuint(etrace_packet_pack(&p, &both, &k, buf), ==, 0);
+    g_assert_cmpuint(etrace_packet_pack(&p, &both, &pkt, buf), ==, 0);
     g_assert_cmpint(etrace_packet_unpack(&p, &both, buf, n, &u, &err), ==,
                     -1);
     g_assert_nonnull(err);
@@ -508,10 +508,10 @@ static void test_rejects(void)
     p.context_width_p = 65;
     expect_error(&p, bad_priv, sizeof(bad_priv));
     {
-        ETracePacket k = { .format = 2 };
+        ETracePacket pkt = { .format = 2 };
         uint8_t buf[ETRACE_MAX_PACKET];
 
-        g_assert_cmpuint(etrace_packet_pack(&p, NULL, &k, buf), ==, 0);
+        g_assert_cmpuint(etrace_packet_pack(&p, NULL, &pkt, buf), ==, 0);
     }
 }
 
@@ -523,7 +523,7 @@ static void test_encapsulation(void)
         0x83, 0x34, 0x12, 0x05, 0x58, 0x05, /* timestamped example 3 */
     };
     ETraceParams p = params64();
-    ETracePacket k = { .format = 2, .address = 8 }, u;
+    ETracePacket pkt = { .format = 2, .address = 8 }, u;
     uint8_t buf[ETRACE_MAX_PACKET];
     const char *err = NULL;
     size_t n;
@@ -542,7 +542,7 @@ static void test_encapsulation(void)
 
     p.src_bits = 12;
     p.src_id = 0x5a3;
-    n = etrace_packet_pack(&p, NULL, &k, buf);
+    n = etrace_packet_pack(&p, NULL, &pkt, buf);
     g_assert_cmpuint(n, ==, 4);
     g_assert_cmphex(buf[0], ==, 1);
     g_assert_cmphex(buf[1], ==, 0xa3);
@@ -677,7 +677,7 @@ static void test_fast_f12(void)
         g_assert_true(etrace_packer_init(&pk, &p));
         g_assert_true(pk.fast == (ps / 2 != 4));
         for (unsigned i = 0; i < 20000; i++) {
-            ETracePacket k = {
+            ETracePacket pkt = {
                 .format = g_rand_int_range(r, 0, 10) ? 1 + (i & 1) :
                           g_rand_int(r) % 4,
                 .branches = g_rand_int_range(r, 0, 10) ?
@@ -692,12 +692,12 @@ static void test_fast_f12(void)
             uint8_t want[ETRACE_MAX_PACKET], got[ETRACE_MAX_PACKET];
             size_t want_n, got_n;
 
-            got_n = etrace_packet_pack_f12(&pk, k.format, k.branches,
-                                           k.branch_map, k.address, notify,
+            got_n = etrace_packet_pack_f12(&pk, pkt.format, pkt.branches,
+                                           pkt.branch_map, pkt.address, notify,
                                            updiscon, irreport, irdepth, got);
-            etrace_packet_set_flags(&p, &k, notify, updiscon, irreport,
+            etrace_packet_set_flags(&p, &pkt, notify, updiscon, irreport,
                                     irdepth);
-            want_n = etrace_packet_pack(&p, NULL, &k, want);
+            want_n = etrace_packet_pack(&p, NULL, &pkt, want);
             g_assert_cmpmem(got, got_n, want, want_n);
         }
     }
@@ -730,7 +730,7 @@ static void test_fast_f01(void)
         for (unsigned i = 0; i < 20000; i++) {
             const ETraceOptions *o = i % 3 == 0 ? &jtc :
                                      i % 3 == 1 ? &both : NULL;
-            ETracePacket k = {
+            ETracePacket pkt = {
                 .format = 0, .subformat = 1, .index = edgy(r),
                 .branches = g_rand_int_range(r, 0, 10) ?
                             g_rand_int(r) % 32 : g_rand_int(r),
@@ -741,11 +741,11 @@ static void test_fast_f01(void)
             uint8_t want[ETRACE_MAX_PACKET];
             size_t want_n, got_n;
 
-            got_n = etrace_packet_pack_f01(&pk, o, k.index, k.branches,
-                                           k.branch_map, irreport, irdepth,
+            got_n = etrace_packet_pack_f01(&pk, o, pkt.index, pkt.branches,
+                                           pkt.branch_map, irreport, irdepth,
                                            buf);
-            etrace_packet_set_flags(&p, &k, false, false, irreport, irdepth);
-            want_n = etrace_packet_pack(&p, o, &k, want);
+            etrace_packet_set_flags(&p, &pkt, false, false, irreport, irdepth);
+            want_n = etrace_packet_pack(&p, o, &pkt, want);
             g_assert_cmpmem(buf, got_n, want, want_n);
         }
     }

@@ -1202,29 +1202,29 @@ static void dump_blocks_and_packets(Run *run)
                 b->priv, b->sijump, b->notify, b->qualified, b->cause);
     }
     while (at < run->stream->len) {
-        ETracePacket k;
+        ETracePacket pkt;
         const char *err = NULL;
         int n = etrace_packet_unpack(&run->p, &o, run->stream->data + at,
-                                     run->stream->len - at, &k, &err);
+                                     run->stream->len - at, &pkt, &err);
 
         if (n <= 0) {
             fprintf(stderr, "# unpack: %s\n", err ? err : "truncated");
             break;
         }
-        if (k.format == 3 && k.subformat == 3) {
-            etrace_options_unpack(&run->p, k.options, &o);
+        if (pkt.format == 3 && pkt.subformat == 3) {
+            etrace_options_unpack(&run->p, pkt.options, &o);
         }
-        etrace_decoder_packet(d, &k);
+        etrace_decoder_packet(d, &pkt);
         fprintf(stderr, "# -> %u insns, last %" PRIx64 "\n", run->out->len,
                 run->out->len ? g_array_index(run->out, Retired,
                                               run->out->len - 1).addr : 0);
         fprintf(stderr, "# pkt @%zu: f%u.%u addr %" PRIx64 " br %u map %x "
                 "cnt %u fmt %u idx %u n/u/i %d%d%d d %u b %d priv %u "
-                "cause %" PRIu64 " q %u en %d\n", at, k.format, k.subformat,
-                k.address, k.branches, k.branch_map, k.branch_count,
-                k.branch_fmt, k.index, k.notify, k.updiscon, k.irreport,
-                k.irdepth, k.branch, k.privilege, k.ecause, k.qual_status,
-                k.enable);
+                "cause %" PRIu64 " q %u en %d\n", at, pkt.format, pkt.subformat,
+                pkt.address, pkt.branches, pkt.branch_map, pkt.branch_count,
+                pkt.branch_fmt, pkt.index, pkt.notify, pkt.updiscon, pkt.irreport,
+                pkt.irdepth, pkt.branch, pkt.privilege, pkt.ecause, pkt.qual_status,
+                pkt.enable);
         at += n;
     }
     etrace_decoder_free(d);

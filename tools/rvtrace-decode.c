@@ -703,32 +703,32 @@ static Source *source_get(Ctx *c, unsigned id)
 /* ---------------------------------------------------------------- framing */
 
 /* Formats 0 to 2: branches and the address with its flags. */
-static void print_te_inst_fields(Ctx *c, Fields *f, const ETracePacket *k)
+static void print_te_inst_fields(Ctx *c, Fields *f, const ETracePacket *pkt)
 {
-    field_u64(f, "branches", k->branches);
-    field_hex(f, "branch_map", k->branch_map);
-    if (k->format == 0 && k->subformat == 0) {
-        field_u64(f, "branch_count", k->branch_count);
-        field_u64(f, "branch_fmt", k->branch_fmt);
+    field_u64(f, "branches", pkt->branches);
+    field_hex(f, "branch_map", pkt->branch_map);
+    if (pkt->format == 0 && pkt->subformat == 0) {
+        field_u64(f, "branch_count", pkt->branch_count);
+        field_u64(f, "branch_fmt", pkt->branch_fmt);
     }
-    if (k->format == 0 && k->subformat == 1) {
-        field_u64(f, "index", k->index);
+    if (pkt->format == 0 && pkt->subformat == 1) {
+        field_u64(f, "index", pkt->index);
     }
-    if (k->has_address) {
+    if (pkt->has_address) {
         bool notify, updiscon, irreport;
 
-        etrace_packet_get_flags(&c->params, k, &notify, &updiscon,
+        etrace_packet_get_flags(&c->params, pkt, &notify, &updiscon,
                                 &irreport);
-        field_hex(f, "address", k->address);
+        field_hex(f, "address", pkt->address);
         field_u64(f, "notify", notify);
         field_u64(f, "updiscon", updiscon);
         field_u64(f, "irreport", irreport);
-        field_u64(f, "irdepth", k->irdepth);
+        field_u64(f, "irdepth", pkt->irdepth);
     }
 }
 
 /* --packets: the fields of a packet, before it is decoded. */
-static void print_packet(Source *s, const ETracePacket *k, unsigned n)
+static void print_packet(Source *s, const ETracePacket *pkt, unsigned n)
 {
     Ctx *c = s->ctx;
     Fields f = { .o = &c->out, .json = c->mode == OUT_JSON };
@@ -743,27 +743,27 @@ static void print_packet(Source *s, const ETracePacket *k, unsigned n)
     field_u64(&f, "offset", c->offset);
     field_u64(&f, "packet", c->packets);
     field_u64(&f, "bytes", n);
-    field_u64(&f, "format", k->format);
-    if (k->format == 3 || k->format == 0) {
-        field_u64(&f, "subformat", k->subformat);
+    field_u64(&f, "format", pkt->format);
+    if (pkt->format == 3 || pkt->format == 0) {
+        field_u64(&f, "subformat", pkt->subformat);
     }
-    if (k->format == 3 && k->subformat == 3) {
-        field_u64(&f, "enable", k->enable);
-        field_str(&f, "qual", qual_name(k->qual_status));
-        field_hex(&f, "options", k->options);
-    } else if (k->format == 3) {
-        field_u64(&f, "branch", k->branch);
-        field_u64(&f, "priv", k->privilege);
-        field_hex(&f, "context", k->context);
-        if (k->subformat == 1) {
-            field_u64(&f, "cause", k->ecause);
-            field_u64(&f, "interrupt", k->interrupt);
-            field_u64(&f, "thaddr", k->thaddr);
-            field_hex(&f, "tvalepc", k->tvalepc);
+    if (pkt->format == 3 && pkt->subformat == 3) {
+        field_u64(&f, "enable", pkt->enable);
+        field_str(&f, "qual", qual_name(pkt->qual_status));
+        field_hex(&f, "options", pkt->options);
+    } else if (pkt->format == 3) {
+        field_u64(&f, "branch", pkt->branch);
+        field_u64(&f, "priv", pkt->privilege);
+        field_hex(&f, "context", pkt->context);
+        if (pkt->subformat == 1) {
+            field_u64(&f, "cause", pkt->ecause);
+            field_u64(&f, "interrupt", pkt->interrupt);
+            field_u64(&f, "thaddr", pkt->thaddr);
+            field_hex(&f, "tvalepc", pkt->tvalepc);
         }
-        field_hex(&f, "address", k->address);
+        field_hex(&f, "address", pkt->address);
     } else {
-        print_te_inst_fields(c, &f, k);
+        print_te_inst_fields(c, &f, pkt);
     }
     out_str(f.o, f.json ? "}\n" : "\n");
 }
