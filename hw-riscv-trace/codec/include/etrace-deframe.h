@@ -35,7 +35,7 @@ typedef struct ETraceDeframerOps {
 
 /* Flags of etrace_deframer_new() */
 #define ETRACE_DEFRAME_SEARCH   (1u << 0)   /* start with a boundary search */
-#define ETRACE_DEFRAME_RESYNC   (1u << 1)   /* search again after lost framing */
+#define ETRACE_DEFRAME_RESYNC   (1u << 1)   /* search again, framing lost */
 
 /* The bytes a boundary search looks at (a search needs that many or EOF). */
 #define ETRACE_DEFRAME_WINDOW   (2u << 20)
