@@ -22,6 +22,7 @@
 #include "pmu.h"
 #include "pmu_events.h"
 #include "exec/helper-proto.h"
+#include "exec/exec-all.h"
 #include "exec/translation-block.h"
 #include "system/runstate.h"
 #include "system/device_tree.h"
@@ -164,17 +165,18 @@ static void pmu_counter_set(CPURISCVState *env, unsigned i, uint64_t val)
 }
 
 /*
- * Sspesa: the overflow that sets OF and LCOFIP, each from 0 to 1, samples
- * the instruction; with counter delegation on (menvcfg.CDE), only that of
- * a delegated counter does.  Any path that sets OF calls this first.
+ * Sspesa: an overflow that sets OF from 0 to 1 while LCOFIP was 0 (so it
+ * sets it too) samples the instruction, with counter delegation on
+ * (menvcfg.CDE) only that of a delegated counter.  Returns whether it did.
  */
-void riscv_sspesa_sample(CPURISCVState *env, unsigned ctr_idx, uint64_t pc)
+static bool sspesa_sample(CPURISCVState *env, unsigned ctr_idx, uint64_t pc,
+                          bool lcofip_was)
 {
-    if (!riscv_cpu_cfg(env)->ext_sspesa || (env->mip & MIP_LCOFIP)) {
-        return;
+    if (!riscv_cpu_cfg(env)->ext_sspesa || lcofip_was) {
+        return false;
     }
     if ((env->menvcfg & MENVCFG_CDE) && !(env->mcounteren & BIT(ctr_idx))) {
-        return;
+        return false;
     }
     if (riscv_cpu_sxl(env) == MXL_RV32) {
         pc = (uint32_t)pc;
@@ -182,6 +184,13 @@ void riscv_sspesa_sample(CPURISCVState *env, unsigned ctr_idx, uint64_t pc)
     env->shpmspc = pc;
     env->shpmsdata = ctr_idx;
     trace_riscv_sspesa_sample(ctr_idx, pc);
+    return true;
+}
+
+/* Any other path that sets OF (QEMU's own events) calls this first. */
+void riscv_sspesa_sample(CPURISCVState *env, unsigned ctr_idx, uint64_t pc)
+{
+    sspesa_sample(env, ctr_idx, pc, env->mip & MIP_LCOFIP);
 }
 
 /*
@@ -227,16 +236,22 @@ RISCVException riscv_sspesa_write(CPURISCVState *env, int csrno,
     return RISCV_EXCP_NONE;
 }
 
-/* Counter i wrapped: Sscofpmf's OF and LCOFI request, if OF was clear. */
-static void pmu_counter_wrapped(CPURISCVState *env, unsigned i)
+/*
+ * Counter i wrapped: Sscofpmf's OF and LCOFI request, if OF was clear.
+ * Of the counters that wrap together, the lowest that may sample does:
+ * *sampled says whether one did, lcofip_was is LCOFIP before them all.
+ */
+static void pmu_counter_wrapped(CPURISCVState *env, unsigned i,
+                                bool lcofip_was, bool *sampled)
 {
     trace_riscv_pmu_events_wrap(i, env->pmu_ev.sample_pc);
     if (!riscv_cpu_cfg(env)->ext_sscofpmf ||
         !pmu_hpmevent_set_of_if_clear(env, i)) {
         return;
     }
-    /* OF is set, but sspesa looks at LCOFIP, which is still as it was */
-    riscv_sspesa_sample(env, i, env->pmu_ev.sample_pc);
+    if (!*sampled) {
+        *sampled = sspesa_sample(env, i, env->pmu_ev.sample_pc, lcofip_was);
+    }
     riscv_cpu_update_mip(env, MIP_LCOFIP, BOOL_TO_MASK(1));
 }
 
@@ -249,6 +264,7 @@ void riscv_pmu_events_fold(CPURISCVState *env)
 {
     RISCVPMUEvents *ev = &env->pmu_ev;
     uint64_t events[RISCV_PMU_NCLASSES];
+    bool lcofip_was = env->mip & MIP_LCOFIP, sampled = false;
     bool any = false;
 
     for (int c = 0; c < RISCV_PMU_NCLASSES; c++) {
@@ -274,7 +290,7 @@ void riscv_pmu_events_fold(CPURISCVState *env)
         old = pmu_counter_get(env, i);
         pmu_counter_set(env, i, old + n);
         if (old + n < old) {
-            pmu_counter_wrapped(env, i);
+            pmu_counter_wrapped(env, i, lcofip_was, &sampled);
         }
     }
 }
@@ -364,7 +380,9 @@ void riscv_pmu_events_counter_written(CPURISCVState *env, unsigned ctr_idx)
 
     riscv_pmu_events_fold(env);
     env->pmu_ev.written &= ~BIT(ctr_idx);
-    if (c == RISCV_PMU_CLASS_RET || c == RISCV_PMU_CLASS_DEC) {
+    /* not an instruction: the debugger's write (riscv_csrrw_debug) */
+    if (!env->debugger &&
+        (c == RISCV_PMU_CLASS_RET || c == RISCV_PMU_CLASS_DEC)) {
         env->pmu_ev.written |= BIT(ctr_idx);
     }
     pmu_events_arm(env, env->priv, env->virt_enabled);
@@ -473,7 +491,9 @@ void helper_pmu_wrap(CPURISCVState *env)
 /*
  * Translated code, at the start of a TB that may make a counter wrap:
  * with one instruction, that instruction is the sample; with more, run
- * them one at a time (cflags, for the next TB, has a count of 1).
+ * them one at a time (cflags, for the next TB, has a count of 1).  The
+ * restore to the TB's first instruction gives its instructions back to
+ * icount and counts none of them.
  */
 void helper_pmu_near(CPURISCVState *env, uint32_t cflags)
 {
@@ -484,5 +504,5 @@ void helper_pmu_near(CPURISCVState *env, uint32_t cflags)
         return;
     }
     cs->cflags_next_tb = cflags;
-    cpu_loop_exit(cs);
+    cpu_loop_exit_restore(cs, GETPC());
 }

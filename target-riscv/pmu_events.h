@@ -20,6 +20,8 @@
 #ifndef RISCV_PMU_EVENTS_H
 #define RISCV_PMU_EVENTS_H
 
+#include "trace_ingress.h"
+
 /* mhpmevent[55:0] values of the events (Sscofpmf owns bits 63:56). */
 #define RISCV_PMU_EV_INST_RET               0x2
 #define RISCV_PMU_EV_INST_BRJMP             0x5
@@ -88,7 +90,8 @@ typedef struct RISCVPMUEvents {
  * its exits; so are, before this instruction, RISCV_PMU_START_SINCE
  * instructions, of which so many loaded and stored.
  */
-#define RISCV_PMU_START_SINCE_SHIFT 22
+#define RISCV_PMU_START_SINCE_SHIFT (RISCV_TRACE_START_INDEX_SHIFT + \
+                                     RISCV_TRACE_START_INDEX_BITS)
 #define RISCV_PMU_START_LOADS_SHIFT 31
 #define RISCV_PMU_START_STORES_SHIFT 40
 #define RISCV_PMU_START_LDST_SHIFT  49

@@ -192,7 +192,8 @@ static uint64_t trace_tb_start(CPURISCVState *env, const TranslationBlock *tb,
 void riscv_trace_restore(CPURISCVState *env, const TranslationBlock *tb,
                          uint64_t data0, uint64_t pc)
 {
-    unsigned index = data0 >> RISCV_TRACE_START_INDEX_SHIFT;
+    unsigned index = extract64(data0, RISCV_TRACE_START_INDEX_SHIFT,
+                               RISCV_TRACE_START_INDEX_BITS);
 
     if (!(tb->cs_base & RISCV_CS_BASE_TRACE)) {
         return;

@@ -93,6 +93,7 @@ typedef struct RISCVTraceRun {
  */
 #define RISCV_TRACE_START_PREV_RVC  BIT_ULL(12)  /* previous insn 2 bytes */
 #define RISCV_TRACE_START_INDEX_SHIFT 13        /* insn index in the TB */
+#define RISCV_TRACE_START_INDEX_BITS 9          /* TCG_MAX_INSNS - 1 */
 
 /*
  * The consumer, on the hart's thread, with or without the BQL: the

@@ -16,7 +16,8 @@
  * stoponwrap=).  The buffer is saved on the host at the end.
  * filtertoggle=1 turns on a filter that passes every privilege (0xff)
  * after the first round and off again after the second: the trace is
- * whole.
+ * whole.  pmu=E has mhpmcounter3 count the instruction event E (decimal,
+ * docs/pmu.rst) meanwhile: the blocks that trap are counted too.
  *
  * Without trace= the guest leaves its encoder alone (it traces from
  * reset into the PIB sink, -machine rvtrace-chardev); pibloss=1 then
@@ -204,6 +205,11 @@ int main(void)
     bool ram = rv_arg("trace=") != NULL;
 
     rv_irq_set_handler(IRQ_M_TIMER, on_timer);
+    if (rv_arg("pmu=")) {
+        csr_write(mhpmevent3, rv_arg_value("pmu=", 0));
+        csr_write(mhpmcounter3, 0);
+        csr_clear(mcountinhibit, 1UL << 3);
+    }
     if (ram) {
         e2e_trace_start(0, __heap_start, size);
     } else if (rv_arg_value("pibloss=", 0)) {

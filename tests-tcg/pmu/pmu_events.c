@@ -209,6 +209,57 @@ static void test_simultaneous(void)
     stop_all();
 }
 
+/* Counters of two classes wrap on one instruction: the lower samples. */
+static void test_simultaneous_classes(void)
+{
+    unsigned long pc;
+
+    csr_write(CSR_SHPMSPC, 0);
+    set_event(3, EV_DEC);
+    set_event(4, EV_INST_RET);
+    set_counter(3, -1ULL);
+    set_counter(4, -1ULL);
+    asm volatile("csrw mcountinhibit, %1\n"
+                 "1: nop\n"
+                 "lla %0, 1b\n"
+                 : "=&r"(pc) : "r"(~0x18UL) : "memory");
+    csr_write(mcountinhibit, ~0UL);
+    rv_rule("Sspesa: counters of different events wrapping together "
+            "record the lowest counter");
+    CHECK(get_event(3) & OF);
+    CHECK(get_event(4) & OF);
+    CHECK_EQ(csr_read(CSR_SHPMSDATA), 3);
+    CHECK_EQ(csr_read(CSR_SHPMSPC), pc);
+    stop_all();
+}
+
+/*
+ * A CSR write that starts a counter one event short of wrapping, in a
+ * block that already counts its class: the write's own event wraps it.
+ */
+static void test_armed_by_csr_write(void)
+{
+    unsigned long pc;
+
+    csr_write(CSR_SHPMSPC, 0);
+    set_event(4, EV_DEC);
+    set_event(3, EV_DEC);
+    set_counter(3, -1ULL);
+    csr_write(mcountinhibit, ~(1UL << 4));
+    asm volatile("nop\n"
+                 "1: csrw mcountinhibit, %1\n"
+                 "nop\n"
+                 "lla %0, 1b\n"
+                 : "=&r"(pc) : "r"(~0x18UL) : "memory");
+    csr_write(mcountinhibit, ~0UL);
+    rv_rule("Sspesa: a counter that a CSR write starts wraps on the write's "
+            "own event, which is the sample");
+    CHECK(get_event(3) & OF);
+    CHECK_EQ(csr_read(CSR_SHPMSDATA), 3);
+    CHECK_EQ(csr_read(CSR_SHPMSPC), pc);
+    stop_all();
+}
+
 /* ------------------------------------------------ CSR write rule, inh */
 
 static void test_csr_write(void)
@@ -289,6 +340,8 @@ int main(void)
     test_counts();
     test_overflow();
     test_simultaneous();
+    test_simultaneous_classes();
+    test_armed_by_csr_write();
     test_csr_write();
     test_filter();
     return 0;
