@@ -270,6 +270,11 @@ void riscv_pmu_events_fold(CPURISCVState *env)
     for (int c = 0; c < RISCV_PMU_NCLASSES; c++) {
         events[c] = ev->folded[c] - ev->left[c];
         ev->folded[c] = ev->left[c];
+        if (events[c] && (ev->credit & BIT(c))) {
+            /* an xRET's, which riscv_pmu_events_xret() counted */
+            events[c]--;
+            ev->credit &= ~BIT(c);
+        }
         any |= events[c] != 0;
     }
     if (!any) {
@@ -340,8 +345,9 @@ static void pmu_events_arm(CPURISCVState *env, unsigned priv, bool virt)
     for (uint32_t set = ev->counting; set; set &= set - 1) {
         unsigned i = ctz32(set), c = ev->counter_class[i];
         uint64_t val = pmu_counter_get(env, i);
-        /* 2^64 - value events wrap it, one more after a write */
-        uint64_t to_wrap = -val + !!(ev->written & BIT(i));
+        /* 2^64 - value events wrap it, one more after a write or an xRET */
+        uint64_t to_wrap = -val + !!(ev->written & BIT(i)) +
+                           !!(ev->credit & BIT(c));
 
         if (val && to_wrap && to_wrap < (uint64_t)ev->left[c]) {
             ev->left[c] = to_wrap;
@@ -474,6 +480,28 @@ void riscv_pmu_events_wfi(CPURISCVState *env)
     pmu_events_count(env, RISCV_PMU_CLASS_RET, 1);
     pmu_events_count(env, RISCV_PMU_CLASS_DEC, 1);
     pmu_events_check(env);
+}
+
+/*
+ * An xRET, in its helper, before it changes the mode: it executes in the
+ * mode it leaves, so its events are that mode's.  Counted and folded now;
+ * the exit of its TB counts them again, which the next fold takes back
+ * (credit).
+ */
+void riscv_pmu_events_xret(CPURISCVState *env)
+{
+    RISCVPMUEvents *ev = &env->pmu_ev;
+    uint32_t classes = ev->active & (BIT(RISCV_PMU_CLASS_RET) |
+                                     BIT(RISCV_PMU_CLASS_DEC) |
+                                     BIT(RISCV_PMU_CLASS_DEC_BRJMP));
+
+    for (int c = 0; c < RISCV_PMU_NCLASSES; c++) {
+        if (classes & BIT(c)) {
+            ev->left[c]--;
+        }
+    }
+    riscv_pmu_events_fold(env);
+    ev->credit |= classes;
 }
 
 /* Translated code: before a SYSTEM instruction. */

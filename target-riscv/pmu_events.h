@@ -75,6 +75,8 @@ typedef struct RISCVPMUEvents {
     uint8_t counter_class[32];
     /* counters a CSR instruction wrote: its own event is not counted */
     uint32_t written;
+    /* classes whose next event an xRET counted ahead (in its old mode) */
+    uint32_t credit;
     /* the instruction that may make a counter wrap (one-instruction TB) */
     uint64_t sample_pc;
 } RISCVPMUEvents;
@@ -121,6 +123,7 @@ void riscv_pmu_events_set_mode(struct CPUArchState *env,
 void riscv_pmu_events_restore(struct CPUArchState *env,
                               const TranslationBlock *tb, uint64_t data0);
 void riscv_pmu_events_wfi(struct CPUArchState *env);
+void riscv_pmu_events_xret(struct CPUArchState *env);
 void riscv_pmu_events_reset(struct CPUArchState *env);
 void riscv_pmu_events_post_load(struct CPUArchState *env);
 

@@ -332,6 +332,25 @@ static void test_filter(void)
     d2 = count_in_mode(RV_MODE_U, 20);
     CHECK_EQ(d2 - d1, 20);
     stop_all();
+
+    /*
+     * Counter 3 counts in S only, one event short; counter 4 in M only,
+     * so that M-mode code counts the same event: the mret that enters S
+     * runs in M.
+     */
+    set_event(3, EV_DEC | MINH | UINH);
+    set_event(4, EV_DEC | SINH | UINH);
+    set_counter(3, -1ULL);
+    csr_write(CSR_SHPMSPC, 0);
+    csr_write(mcountinhibit, ~0x18UL);
+    rv_run_in_mode(RV_MODE_S, run_loop, 10);
+    csr_write(mcountinhibit, ~0UL);
+    rv_rule("SINH clear, MINH set: the mret into S counts in M, the first "
+            "S-mode instruction wraps the counter");
+    CHECK(get_event(3) & OF);
+    CHECK(csr_read(CSR_SHPMSPC) != 0);
+    CHECK(*(volatile uint32_t *)csr_read(CSR_SHPMSPC) != 0x30200073);
+    stop_all();
 }
 
 int main(void)
