@@ -21,6 +21,7 @@
 set -euo pipefail
 
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/bench-lib.sh"
 
 mode=timing
 if [ "${1:-}" = --insns ] || [ "${1:-}" = --digest ]; then
@@ -55,8 +56,7 @@ printf '%-10s %-13s %12s\n' workload options insns/block
         --toggle-collect=etrace_encoder_block \
         "$bench" -n $blocks -r 1 -w "$workload" -c "$options" \
         >/dev/null 2>&1 || die "valgrind failed on $workload $options"
-    insns=$(sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$out" |
-            head -n 1)
+    insns=$(callgrind_total "$out")
     printf '%-10s %-13s %12.1f\n' "$workload" "$options" \
         "$(echo "$insns / $blocks" | bc -l)"
 done

@@ -20,15 +20,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/bench-lib.sh"
 
-insns=0
-if [ "${1:-}" = --insns ]; then
-    insns=1
-    shift
-    command -v valgrind >/dev/null || die "--insns needs valgrind"
-fi
-rounds=${1:-7}
-iters=${2:-20000000}
-[ $insns = 0 ] || iters=${1:-300000}
+bench_options 7 20000000 300000 "$@"
 qemu=$RVPA_QEMU/build/qemu-system-riscv64
 elf=$RVPA_BUILD/tests-tcg/bench-branchy-rv64.elf
 [ -x "$qemu" ] && [ -f "$elf" ] ||
@@ -64,7 +56,7 @@ count_insns() {
         -display none -monitor none -serial null -cpu "$cpu" \
         -kernel "$elf" -append "record=$record iters=$n rewrite=$rewrite" \
         >/dev/null 2>&1 || die "valgrind failed ($cpu, record=$record)"
-    sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$out" | head -1
+    callgrind_total "$out"
     rm -f "$out"
 }
 

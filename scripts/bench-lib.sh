@@ -45,3 +45,29 @@ steal_share() {
         printf "%.1f%%", (y[2] > x[2] ? 100 * (y[1] - x[1]) / (y[2] - x[2]) : 0)
     }'
 }
+
+# The host instructions a callgrind output file counted (its total).
+callgrind_total() {
+    sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$1" | head -n 1
+}
+
+# The arguments of a benchmark timed in rounds: [ROUNDS [ITERATIONS]], or
+# --insns [ITERATIONS] (host instructions under callgrind).  Sets insns
+# (0 or 1), rounds and iters; $1..$3 are the defaults of ROUNDS,
+# ITERATIONS and ITERATIONS with --insns, then the script's arguments.
+bench_options() {
+    local def_rounds=$1 def_iters=$2 def_insns_iters=$3
+
+    shift 3
+    insns=0
+    if [ "${1:-}" = --insns ]; then
+        insns=1
+        shift
+        command -v valgrind >/dev/null || die "--insns needs valgrind"
+        rounds=1
+        iters=${1:-$def_insns_iters}
+    else
+        rounds=${1:-$def_rounds}
+        iters=${2:-$def_iters}
+    fi
+}
