@@ -62,7 +62,7 @@ bool riscv_pmu_events_claims(uint64_t mhpmevent)
     case RISCV_PMU_EV_PDIS_COLLISIONS:
     case RISCV_PMU_EV_PDIS_FILTERED:
     case RISCV_PMU_EV_PDIS_DROPPED:
-        /* PDIS's own events: nothing samples yet, so they count 0 */
+        /* PDIS's own events (riscv_pmu_events_count_other) */
         return true;
     default:
         return pmu_event_class(mhpmevent) != NO_COUNTER;
@@ -122,12 +122,19 @@ static uint64_t pmu_inhibit_bit(unsigned priv, bool virt)
     }
 }
 
-/* The class counter i counts in the mode, or NO_COUNTER. */
+/*
+ * The class counter i (RISCV_PMU_EXTRA_CTR: an extension's) counts in the
+ * mode, or NO_COUNTER.
+ */
 static int pmu_counter_class(CPURISCVState *env, unsigned i,
                              unsigned priv, bool virt)
 {
+    const RISCVPMUExtraCounter *extra = env->pmu_ev.extra;
     uint64_t event;
 
+    if (i == RISCV_PMU_EXTRA_CTR) {
+        return extra ? extra->class_in_mode(env, priv, virt) : NO_COUNTER;
+    }
     if (!(env_archcpu(env)->pmu_avail_ctrs & BIT(i)) ||
         (env->mcountinhibit & BIT(i))) {
         return NO_COUNTER;
@@ -292,6 +299,10 @@ void riscv_pmu_events_fold(CPURISCVState *env)
             ev->written &= ~BIT(i);
             n--;
         }
+        if (i == RISCV_PMU_EXTRA_CTR) {
+            ev->extra->count(env, n, ev->sample_pc);
+            continue;
+        }
         old = pmu_counter_get(env, i);
         pmu_counter_set(env, i, old + n);
         if (old + n < old) {
@@ -319,8 +330,8 @@ static void pmu_events_classify(CPURISCVState *env, unsigned priv, bool virt)
 
     ev->active = 0;
     ev->counting = 0;
-    for (unsigned i = 3; i < RV_MAX_MHPMCOUNTERS; i++) {
-        int c = pmu_counter_class(env, i, priv, virt);
+    for (unsigned i = RISCV_PMU_EXTRA_CTR; i < RV_MAX_MHPMCOUNTERS; i++) {
+        int c = i == 2 ? NO_COUNTER : pmu_counter_class(env, i, priv, virt);
 
         if (c != NO_COUNTER) {
             ev->active |= BIT(c);
@@ -344,11 +355,12 @@ static void pmu_events_arm(CPURISCVState *env, unsigned priv, bool virt)
     }
     for (uint32_t set = ev->counting; set; set &= set - 1) {
         unsigned i = ctz32(set), c = ev->counter_class[i];
-        uint64_t val = pmu_counter_get(env, i);
+        bool extra = i == RISCV_PMU_EXTRA_CTR;
+        uint64_t val = extra ? 1 : pmu_counter_get(env, i);
         /* 2^64 - value events wrap it, one more after a write or an xRET */
-        uint64_t to_wrap = -val + !!(ev->written & BIT(i)) +
-                           !!(ev->credit & BIT(c));
+        uint64_t to_wrap = extra ? ev->extra->events_to_next(env) : -val;
 
+        to_wrap += !!(ev->written & BIT(i)) + !!(ev->credit & BIT(c));
         if (val && to_wrap && to_wrap < (uint64_t)ev->left[c]) {
             ev->left[c] = to_wrap;
         }
@@ -400,6 +412,9 @@ void riscv_pmu_events_set_mode(CPURISCVState *env, unsigned newpriv,
 {
     riscv_pmu_events_fold(env);
     pmu_events_arm(env, newpriv, newvirt);
+    if (env->pmu_ev.extra) {
+        env->pmu_ev.extra->set_mode(env, newvirt);
+    }
 }
 
 void riscv_pmu_events_reset(CPURISCVState *env)
@@ -467,7 +482,9 @@ void riscv_pmu_events_restore(CPURISCVState *env, const TranslationBlock *tb,
     pmu_events_count(env, RISCV_PMU_CLASS_DEC_LOAD, loads);
     pmu_events_count(env, RISCV_PMU_CLASS_DEC_STORE, stores);
     pmu_events_count(env, RISCV_PMU_CLASS_DEC_LDST, ldst);
+    env->pmu_ev.trapping = decoded;
     pmu_events_check(env);
+    env->pmu_ev.trapping = false;
 }
 
 /*
@@ -486,14 +503,18 @@ void riscv_pmu_events_wfi(CPURISCVState *env)
  * An xRET, in its helper, before it changes the mode: it executes in the
  * mode it leaves, so its events are that mode's.  Counted and folded now;
  * the exit of its TB counts them again, which the next fold takes back
- * (credit).
+ * (credit).  retpc: where it returns to, for the extension's counter.
  */
-void riscv_pmu_events_xret(CPURISCVState *env)
+void riscv_pmu_events_xret(CPURISCVState *env, uint64_t retpc)
 {
     RISCVPMUEvents *ev = &env->pmu_ev;
     uint32_t classes = ev->active & (BIT(RISCV_PMU_CLASS_RET) |
                                      BIT(RISCV_PMU_CLASS_DEC) |
                                      BIT(RISCV_PMU_CLASS_DEC_BRJMP));
+
+    if (ev->counting & BIT(RISCV_PMU_EXTRA_CTR)) {
+        ev->extra->preview_xret(env, env->pc, retpc);
+    }
 
     for (int c = 0; c < RISCV_PMU_NCLASSES; c++) {
         if (classes & BIT(c)) {
@@ -502,6 +523,46 @@ void riscv_pmu_events_xret(CPURISCVState *env)
     }
     riscv_pmu_events_fold(env);
     ev->credit |= classes;
+}
+
+/* The counters (3..31) that count one of classes in the current mode. */
+uint32_t riscv_pmu_events_counters_of(CPURISCVState *env, uint32_t classes)
+{
+    uint32_t set = 0;
+
+    for (unsigned i = 3; i < RV_MAX_MHPMCOUNTERS; i++) {
+        int c = pmu_counter_class(env, i, env->priv, env->virt_enabled);
+
+        if (c != NO_COUNTER && (classes & BIT(c))) {
+            set |= BIT(i);
+        }
+    }
+    return set;
+}
+
+/*
+ * One event that is not an instruction's (PDIS's own): the counters that
+ * count it in the current mode, overflow included.
+ */
+void riscv_pmu_events_count_other(CPURISCVState *env, uint64_t event)
+{
+    bool lcofip_was = env->mip & MIP_LCOFIP, sampled = false;
+
+    for (unsigned i = 3; i < RV_MAX_MHPMCOUNTERS; i++) {
+        uint64_t sel = pmu_mhpmevent(env, i), val;
+
+        if (!(env_archcpu(env)->pmu_avail_ctrs & BIT(i)) ||
+            (env->mcountinhibit & BIT(i)) ||
+            (sel & RISCV_PMU_EV_SELECTOR_MASK) != event ||
+            (sel & pmu_inhibit_bit(env->priv, env->virt_enabled))) {
+            continue;
+        }
+        val = pmu_counter_get(env, i) + 1;
+        pmu_counter_set(env, i, val);
+        if (!val) {
+            pmu_counter_wrapped(env, i, lcofip_was, &sampled);
+        }
+    }
 }
 
 /* Translated code: before a SYSTEM instruction. */
@@ -521,14 +582,18 @@ void helper_pmu_wrap(CPURISCVState *env)
  * with one instruction, that instruction is the sample; with more, run
  * them one at a time (cflags, for the next TB, has a count of 1).  The
  * restore to the TB's first instruction gives its instructions back to
- * icount and counts none of them.
+ * icount and counts none of them.  insn: the one instruction, which the
+ * extension's counter looks at before it runs.
  */
-void helper_pmu_near(CPURISCVState *env, uint32_t cflags)
+void helper_pmu_near(CPURISCVState *env, uint32_t cflags, uint32_t insn)
 {
     CPUState *cs = env_cpu(env);
 
     if (!cflags) {
         env->pmu_ev.sample_pc = env->pc;
+        if (env->pmu_ev.counting & BIT(RISCV_PMU_EXTRA_CTR)) {
+            env->pmu_ev.extra->preview(env, env->pc, insn);
+        }
         return;
     }
     cs->cflags_next_tb = cflags;

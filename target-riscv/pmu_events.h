@@ -63,6 +63,30 @@ typedef enum RISCVPMUClass {
     (BIT(RISCV_PMU_CLASS_RET) | BIT(RISCV_PMU_CLASS_BRJMP) | \
      BIT(RISCV_PMU_CLASS_BRJMP_TK))
 
+/*
+ * A counter of an extension that counts one of the classes and that the
+ * engine counts precisely for it, at index 1 of mcountinhibit (PDIS's
+ * spdiscounter.COUNT, pdis.c).
+ */
+#define RISCV_PMU_EXTRA_CTR 1
+
+struct CPUArchState;
+typedef struct RISCVPMUExtraCounter {
+    /* the class it counts in a mode, or -1 */
+    int (*class_in_mode)(struct CPUArchState *env, unsigned priv, bool virt);
+    /* its events until the engine must hand it the next one */
+    uint64_t (*events_to_next)(struct CPUArchState *env);
+    /* n events, the last of them the instruction at pc */
+    void (*count)(struct CPUArchState *env, uint64_t n, uint64_t pc);
+    /* the instruction the engine runs alone next, before it runs */
+    void (*preview)(struct CPUArchState *env, uint64_t pc, uint32_t insn);
+    /* an xRET at pc, about to return to retpc */
+    void (*preview_xret)(struct CPUArchState *env, uint64_t pc,
+                         uint64_t retpc);
+    /* the mode changed (a trap or a trap return) */
+    void (*set_mode)(struct CPUArchState *env, bool newvirt);
+} RISCVPMUExtraCounter;
+
 typedef struct RISCVPMUEvents {
     /* events left before a counter wraps; translated code decrements */
     int64_t left[RISCV_PMU_NCLASSES];
@@ -79,6 +103,10 @@ typedef struct RISCVPMUEvents {
     uint32_t credit;
     /* the instruction that may make a counter wrap (one-instruction TB) */
     uint64_t sample_pc;
+    /* the instruction whose events are counted traps (restore) */
+    bool trapping;
+    /* the extension's counter (reset sets it), or NULL */
+    const RISCVPMUExtraCounter *extra;
 } RISCVPMUEvents;
 
 /* TranslationBlock cs_base: the active classes. */
@@ -103,8 +131,6 @@ typedef struct RISCVPMUEvents {
 #define RISCV_PMU_START_CUR_CTRL    BIT_ULL(60)
 
 #ifndef CONFIG_USER_ONLY
-struct CPUArchState;
-
 /* Whether mhpmevent value selects an event of this engine. */
 bool riscv_pmu_events_claims(uint64_t mhpmevent);
 /* The raw events of the /pmu node (OpenSBI's binding) */
@@ -123,7 +149,10 @@ void riscv_pmu_events_set_mode(struct CPUArchState *env,
 void riscv_pmu_events_restore(struct CPUArchState *env,
                               const TranslationBlock *tb, uint64_t data0);
 void riscv_pmu_events_wfi(struct CPUArchState *env);
-void riscv_pmu_events_xret(struct CPUArchState *env);
+void riscv_pmu_events_xret(struct CPUArchState *env, uint64_t retpc);
+uint32_t riscv_pmu_events_counters_of(struct CPUArchState *env,
+                                      uint32_t classes);
+void riscv_pmu_events_count_other(struct CPUArchState *env, uint64_t event);
 void riscv_pmu_events_reset(struct CPUArchState *env);
 void riscv_pmu_events_post_load(struct CPUArchState *env);
 

@@ -2,7 +2,8 @@
  * CSR fuzz: random accesses, from M, S, U, VS and VU, to every CSR the
  * project adds or changes (the draft and the ratified CTR, the indirect
  * registers and their selects, the state enables, LCOFIE, satp's ASID,
- * the PMU events and inhibits, counter delegation, Sspesa's CSRs).
+ * the PMU events and inhibits, counter delegation, Sspesa's and PDIS's
+ * CSRs).
  * Whatever the values and the order, every access either completes or
  * raises the illegal-instruction or virtual-instruction exception; QEMU
  * never stops, and the run ends in bounded time (a guest that rewrites
@@ -40,8 +41,15 @@
 #define CSR_MENVCFGH    0x31a
 #define CSR_SHPMSPC     0x5e0
 #define CSR_SHPMSDATA   0x5e1
+/* Smpdis/Sspdis (RV32 high halves at +0x10) */
+#define CSR_SPDISCTL    0x5c8
+#define CSR_VSPDISCTL   0x6c8
+#define CSR_MPDISCTL    0xbc8
 
-enum kind { PLAIN, SELECT, STATEEN, SATP, INTR_ENABLE, EVENT, ENVCFG };
+enum kind {
+    PLAIN, SELECT, STATEEN, SATP, INTR_ENABLE, EVENT, ENVCFG, PDISCTL,
+    PDISCTLH,
+};
 
 static const struct {
     unsigned short csr;
@@ -73,6 +81,12 @@ static const struct {
     { CSR_MCOUNTINHIBIT, PLAIN }, { CSR_MCOUNTEREN, PLAIN },
     { CSR_MENVCFG, ENVCFG }, { CSR_MENVCFGH, ENVCFG },
     { CSR_SHPMSPC, PLAIN }, { CSR_SHPMSDATA, PLAIN },
+    { CSR_MPDISCTL, PDISCTL }, { CSR_SPDISCTL, PDISCTL },
+    { CSR_VSPDISCTL, PDISCTL }, { CSR_MPDISCTL + 0x10, PDISCTLH },
+    { CSR_SPDISCTL + 0x10, PDISCTLH }, { CSR_VSPDISCTL + 0x10, PDISCTLH },
+    { 0x5c9, PLAIN }, { 0x5ca, PLAIN }, { 0x5cb, PLAIN }, { 0x5cc, PLAIN },
+    { 0x5cd, PLAIN }, { 0x5ce, PLAIN }, { 0x5d9, PLAIN }, { 0x5da, PLAIN },
+    { 0x5db, PLAIN }, { 0x5dd, PLAIN }, { 0xda0, PLAIN },
 };
 
 static unsigned long long rng;
@@ -129,6 +143,11 @@ static unsigned long random_value(unsigned kind)
     case ENVCFG:
         /* counter delegation (CDE) only: other bits change the machine */
         return RV_XLEN == 64 ? v & (1UL << 60) : v & (1UL << 28);
+    case PDISCTL:
+        /* samples to the data registers: MEM=1 would write records */
+        return RV_XLEN == 64 ? v & ~(1UL << 32) : v;
+    case PDISCTLH:
+        return v & ~1UL;
     default:
         return v;
     }
