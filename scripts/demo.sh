@@ -9,11 +9,11 @@ qemu=$RVPA_QEMU/build/qemu-system-riscv64
 elf=$RVPA_BUILD/tests-tcg/demo-rv64.elf
 [ -x "$qemu" ] && [ -f "$elf" ] || die "nothing built yet: run scripts/bootstrap.sh"
 
-cpu=rv64,h=on,sscofpmf=on,ctr=on,sspesa=on,ssplcofi=on
+cpu=rv64,h=on,sscofpmf=on,ctr=on,sspesa=on,ssplcofi=on,pdis=on
 echo "\$ qemu-system-riscv64 -M virt,rvtrace=on -bios none -cpu $cpu -kernel demo-rv64.elf"
 out=$("$RVPA_ROOT/tests-tcg/run-guest.sh" "$qemu" "$elf" "$cpu" -- \
       -machine rvtrace=on) || { echo "$out"; exit 1; }
-echo "$out"
+grep -v '^pdis-record ' <<<"$out"
 
 # The PMU samples, by function (the guest prints their PCs).
 pcs=$(sed -n 's/^  sample \(0x[0-9a-f]*\)$/\1/p' <<<"$out")
@@ -25,6 +25,14 @@ if [ -n "$pcs" ]; then
         awk '{ n[$1]++; at[$1] = $2 } END {
                  for (f in n) printf "  %3d samples in %-12s (%s)\n", n[f], f, at[f] }' |
         sort -rn
+fi
+
+# The PDIS records the guest printed, as a profile (docs/pdis.rst).
+if grep -q '^pdis-record ' <<<"$out"; then
+    echo
+    echo "\$ pdis-profile --hex -e demo-rv64.elf RECORDS"
+    sed -n 's/^pdis-record //p' <<<"$out" |
+        "$RVPA_BUILD/pdis-profile" --hex --top 6 -e "$elf" -
 fi
 
 # The same run captured whole from reset through the PIB sink, decoded on

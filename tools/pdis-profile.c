@@ -190,10 +190,12 @@ static void print_profile(Profile *p, RVImage *im, unsigned top)
         }
     }
     qsort(hot, n, sizeof(*hot), by_count);
-    printf("%lu samples:", p->records);
-    for (int t = 0; t < 8; t++) {
+    printf("%lu samples", p->records);
+    for (int t = 0, first = 1; t < 8; t++) {
         if (p->by_type[t]) {
-            printf(" %lu %s,", p->by_type[t], type_name[t]);
+            printf("%s %lu %s", first ? ":" : ",", p->by_type[t],
+                   type_name[t]);
+            first = 0;
         }
     }
     printf("\n\nhottest sampled instructions:\n");

@@ -31,6 +31,7 @@ static const struct {
     { "sscofpmf", "counter overflow and privilege filtering" },
     { "sspesa", "the sample PC of a counter overflow (draft)" },
     { "ssplcofi", "the overflow interrupt right after it (draft)" },
+    { "smpdis", "precise decoded instruction sampling (pdis=on: draft)" },
 };
 
 static const char *const ctr_type_names[16] = {
@@ -241,6 +242,88 @@ static void pmu_sampling(void)
     }
 }
 
+/* -------------------------------------------------- PDIS sampling */
+
+#define CSR_MPDISCTL        0xbc8
+#define CSR_SPDISCOUNTER    0x5c9
+#define CSR_SPDISAMBCS      0x5cd
+#define CSR_SPDISAMBADDR    0x5ce
+#define PDIS_PERIOD         101
+#define PDIS_RECORD         (RV_XLEN == 64 ? 64 : 32)
+
+static uint8_t pdis_buf[65536] __attribute__((aligned(65536)));
+static volatile uint32_t small_table[1024];            /* 4 KiB */
+static volatile uint32_t large_table[256 * 1024];      /* 1 MiB */
+
+/* Loads that stay in 4 KiB, and loads that stride across 1 MiB. */
+static unsigned __attribute__((noinline)) walk_small(unsigned n)
+{
+    unsigned acc = 0;
+
+    for (unsigned i = 0; i < n; i++) {
+        acc += small_table[(i * 7) & 1023];
+    }
+    return acc;
+}
+
+static unsigned __attribute__((noinline)) walk_large(unsigned n)
+{
+    unsigned acc = 0;
+
+    for (unsigned i = 0; i < n; i++) {
+        acc += large_table[(i * 1031) & (256 * 1024 - 1)];
+        large_table[(i * 17) & (256 * 1024 - 1)] = acc;
+    }
+    return acc;
+}
+
+static void pdis_write64(unsigned csr, uint64_t v)
+{
+#if RV_XLEN == 32
+    rv_csr_write_num(csr + 0x10, v >> 32);
+#endif
+    rv_csr_write_num(csr, (unsigned long)v);
+}
+
+/*
+ * Every 101st load or store into a 64 KiB buffer (batch mode: OF=1, no
+ * interrupt), then the records as hexadecimal lines for the host's
+ * pdis-profile (scripts/demo.sh).
+ */
+static void pdis_profile(void)
+{
+    unsigned long end, n;
+    unsigned result;
+
+    if (!rv_isa_has("smpdis")) {
+        rv_printf("  (no PDIS: run with -cpu ...,pdis=on)\n");
+        return;
+    }
+    for (unsigned i = 0; i < 1024; i++) {
+        small_table[i] = i;
+    }
+    csr_set(mcountinhibit, 2);
+    pdis_write64(CSR_MPDISCTL, 1ULL << 62 | 1ULL << 63 | 1ULL << 32 | 3);
+    pdis_write64(CSR_SPDISCOUNTER, (uint64_t)(uint32_t)-PDIS_PERIOD << 32 |
+                                   (uint32_t)-PDIS_PERIOD);
+    csr_write(CSR_SPDISAMBADDR, (unsigned long)pdis_buf);
+    pdis_write64(CSR_SPDISAMBCS, 1 | 4 << 7);     /* EN, 64 KiB */
+    csr_clear(mcountinhibit, 2);
+    result = walk_small(20000) + walk_large(20000);
+    csr_set(mcountinhibit, 2);
+    end = csr_read(CSR_SPDISAMBADDR);
+    n = (end - (unsigned long)pdis_buf) / PDIS_RECORD;
+    rv_printf("  walk_small + walk_large = %u; PDIS sampled every %u loads "
+              "and stores: %lu records\n", result, PDIS_PERIOD, n);
+    for (unsigned long i = 0; i < n; i++) {
+        rv_printf("pdis-record ");
+        for (unsigned b = 0; b < PDIS_RECORD; b++) {
+            rv_printf("%02x", pdis_buf[i * PDIS_RECORD + b]);
+        }
+        rv_printf("\n");
+    }
+}
+
 int main(void)
 {
     unsigned len;
@@ -263,6 +346,7 @@ int main(void)
     }
     ctr_history();
     pmu_sampling();
+    pdis_profile();
     trace_demo();
     return 0;
 }
