@@ -245,8 +245,11 @@ static void pmu_sampling(void)
 /* -------------------------------------------------- PDIS sampling */
 
 #define CSR_MPDISCTL        0xbc8
+#define CSR_MPDISCTLH       0xbd8
 #define CSR_SPDISCOUNTER    0x5c9
+#define CSR_SPDISCOUNTERH   0x5d9
 #define CSR_SPDISAMBCS      0x5cd
+#define CSR_SPDISAMBCSH     0x5dd
 #define CSR_SPDISAMBADDR    0x5ce
 #define PDIS_PERIOD         101
 #define PDIS_RECORD         (RV_XLEN == 64 ? 64 : 32)
@@ -277,13 +280,15 @@ static unsigned __attribute__((noinline)) walk_large(unsigned n)
     return acc;
 }
 
-static void pdis_write64(unsigned csr, uint64_t v)
-{
+/* CSR instructions in the code (no stub): the decoder sees them all. */
 #if RV_XLEN == 32
-    rv_csr_write_num(csr + 0x10, v >> 32);
+#define PDIS_WRITE64(csr, csrh, v) do {                         \
+        csr_write(csrh, (uint64_t)(v) >> 32);                   \
+        csr_write(csr, (unsigned long)(v));                     \
+    } while (0)
+#else
+#define PDIS_WRITE64(csr, csrh, v) csr_write(csr, (v))
 #endif
-    rv_csr_write_num(csr, (unsigned long)v);
-}
 
 /*
  * Every 101st load or store into a 64 KiB buffer (batch mode: OF=1, no
@@ -303,11 +308,13 @@ static void pdis_profile(void)
         small_table[i] = i;
     }
     csr_set(mcountinhibit, 2);
-    pdis_write64(CSR_MPDISCTL, 1ULL << 62 | 1ULL << 63 | 1ULL << 32 | 3);
-    pdis_write64(CSR_SPDISCOUNTER, (uint64_t)(uint32_t)-PDIS_PERIOD << 32 |
-                                   (uint32_t)-PDIS_PERIOD);
+    PDIS_WRITE64(CSR_MPDISCTL, CSR_MPDISCTLH,
+                 1ULL << 62 | 1ULL << 63 | 1ULL << 32 | 3);
+    PDIS_WRITE64(CSR_SPDISCOUNTER, CSR_SPDISCOUNTERH,
+                 (uint64_t)(uint32_t)-PDIS_PERIOD << 32 |
+                 (uint32_t)-PDIS_PERIOD);
     csr_write(CSR_SPDISAMBADDR, (unsigned long)pdis_buf);
-    pdis_write64(CSR_SPDISAMBCS, 1 | 4 << 7);     /* EN, 64 KiB */
+    PDIS_WRITE64(CSR_SPDISAMBCS, CSR_SPDISAMBCSH, 1 | 4 << 7);  /* EN, 64K */
     csr_clear(mcountinhibit, 2);
     result = walk_small(20000) + walk_large(20000);
     csr_set(mcountinhibit, 2);
