@@ -2,15 +2,18 @@
 # PMU events benchmark: the workload guest (tests-tcg/bench/workloads.c:
 # CoreMark-like, sort, recursion) with the Sscofpmf/Sspesa/Ssplcofi
 # extensions off, on but unused, and sampling an instruction event every
-# 100000 events (mhpmcounter3 reloaded by the LCOFI handler), in
-# interleaved rounds; prints the median guest time (mtime) of each and
-# the median of its per-round ratios to the extensions off.
+# 100000 events (mhpmcounter3 reloaded by the LCOFI handler); and with
+# PDIS on but unused, and sampling every 100000 and 10000 instructions
+# into a memory buffer (docs/pdis.rst), in interleaved rounds; prints the
+# median guest time (mtime) of each and the median of its per-round
+# ratios to the extensions off.
 #
 #   scripts/bench-pmu.sh [ROUNDS [ITERATIONS]]      (default 7, 20000)
 #   scripts/bench-pmu.sh --insns [ITERATIONS]       (default 3000)
 #
-# Goals (docs/pmu.rst): no event programmed <= 1.01x, an event sampled
-# every 100k events <= 1.1x.  --insns counts host instructions with
+# Goals (docs/pmu.rst, docs/pdis.rst): no event programmed <= 1.01x, an
+# event sampled every 100k events <= 1.1x; PDIS unused <= 1.01x, every
+# 100k <= 1.1x, every 10k <= 1.3x.  --insns counts host instructions with
 # valgrind (callgrind) instead, which do not move with the host: each
 # run minus its run of 1 iteration, over the same for the baseline.
 set -euo pipefail
@@ -25,6 +28,7 @@ elf=$RVPA_BUILD/tests-tcg/bench-workloads-rv64.elf
     die "build first (scripts/run-tests.sh or meson compile -C build)"
 
 ext=rv64,sscofpmf=on,sspesa=on,ssplcofi=on
+pdis=rv64,sscofpmf=on,smcsrind=on,sscsrind=on,pdis=on
 # name | -cpu | kernel arguments
 configs=(
     "off|rv64|"
@@ -32,6 +36,9 @@ configs=(
     "INST.RET / 100k|$ext|pmu=2"
     "INST.BRJMP / 100k|$ext|pmu=5"
     "INST.DEC.LDST / 100k|$ext|pmu=1280"
+    "pdis on, unused|$pdis|"
+    "PDIS / 100k|$pdis|pdis=100000"
+    "PDIS / 10k|$pdis|pdis=10000"
 )
 works=(coremark sort recursion)
 

@@ -17,13 +17,17 @@
  *                                  (decimal) and overflows every N
  *                                  events (default 100000); the LCOFI
  *                                  handler reloads it (scripts/bench-pmu.sh)
+ *   pdis=N                         PDIS samples every Nth instruction
+ *                                  into a 64 KiB memory buffer in batch
+ *                                  mode (OF=1): a LAMBI at each wrap,
+ *                                  which the handler acknowledges
  *
  * The packets go to hart 0's RAM sink, an 8 MiB buffer that wraps (free
  * RAM after the program: not in .bss, which crt0 would clear).  It
  * prints "work: NAME insns N ticks T bytes B wrapped W result R":
  * retired instructions (minstret: instructions under -icount shift=0),
  * mtime ticks and trace bytes of the workload, then "samples S" with
- * pmu=.
+ * pmu=, "pdis records R" with pdis=.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -293,6 +297,59 @@ static void pmu_overflow(unsigned irq)
     csr_clear(mip, 1UL << IRQ_LCOF);
 }
 
+/* PDIS (docs/pdis.rst) in batch mode: records wrap in pdis_buf. */
+#define CSR_MPDISCTL        0xbc8
+#define CSR_MPDISCTLH       0xbd8
+#define CSR_SPDISCOUNTER    0x5c9
+#define CSR_SPDISCOUNTERH   0x5d9
+#define CSR_SPDISAMBCS      0x5cd
+#define CSR_SPDISAMBCSH     0x5dd
+#define CSR_SPDISAMBADDR    0x5ce
+#define IRQ_LAMBI           14
+#define PDIS_BUF_SIZE       65536
+
+static uint8_t pdis_buf[PDIS_BUF_SIZE] __attribute__((aligned(PDIS_BUF_SIZE)));
+static volatile unsigned long pdis_wraps;
+
+static void pdis_lambi(unsigned irq)
+{
+    (void)irq;
+    pdis_wraps++;
+    csr_clear(CSR_SPDISAMBCS, 4);           /* BMI */
+    csr_clear(mip, 1UL << IRQ_LAMBI);
+}
+
+static void pdis_start(void)
+{
+    uint32_t period = rv_arg_value("pdis=", 100000);
+    /* M, MEM, OF (batch), SEL=0 */
+    uint64_t ctl = 1ULL << 62 | 1ULL << 63 | 1ULL << 32;
+    uint64_t counter = (uint64_t)(uint32_t)-period << 32 | (uint32_t)-period;
+    /* EN, SIZE 4 (64 KiB), BMITH 0 (the wrap), BMIEN */
+    uint64_t ambcs = 1 | 4 << 7 | 1ULL << 34;
+
+#if RV_XLEN == 32
+    csr_write(CSR_MPDISCTLH, ctl >> 32);
+    csr_write(CSR_SPDISCOUNTERH, counter >> 32);
+    csr_write(CSR_SPDISAMBCSH, ambcs >> 32);
+#endif
+    csr_write(CSR_MPDISCTL, (unsigned long)ctl);
+    csr_write(CSR_SPDISCOUNTER, (unsigned long)counter);
+    csr_write(CSR_SPDISAMBADDR, (unsigned long)pdis_buf);
+    csr_write(CSR_SPDISAMBCS, (unsigned long)ambcs);
+    rv_irq_set_handler(IRQ_LAMBI, pdis_lambi);
+    csr_set(mie, 1UL << IRQ_LAMBI);
+    rv_irq_enable();
+    csr_clear(mcountinhibit, 2);
+}
+
+static unsigned long pdis_records(void)
+{
+    unsigned long used = csr_read(CSR_SPDISAMBADDR) - (unsigned long)pdis_buf;
+
+    return (pdis_wraps * PDIS_BUF_SIZE + used) / (RV_XLEN == 64 ? 64 : 32);
+}
+
 static void pmu_start(void)
 {
     pmu_event = rv_arg_value("pmu=", 0);
@@ -331,6 +388,9 @@ int main(void)
     if (rv_arg("pmu=")) {
         pmu_start();
     }
+    if (rv_arg("pdis=")) {
+        pdis_start();
+    }
     ticks = rv_mtime();
     insns = rdinstret();
     for (unsigned long i = 0; i < iters; i++) {
@@ -349,12 +409,15 @@ int main(void)
             }
         }
     }
-    csr_set(mcountinhibit, 1UL << 3);
+    csr_set(mcountinhibit, 1UL << 3 | 2);
     rv_printf("work: %s insns %lu ticks %lu bytes %lu wrapped %lu "
               "result %u\n", name, insns, (unsigned long)ticks, bytes,
               wrapped, result);
     if (rv_arg("pmu=")) {
         rv_printf("samples %lu\n", pmu_samples);
+    }
+    if (rv_arg("pdis=")) {
+        rv_printf("pdis records %lu\n", pdis_records());
     }
     return 0;
 }
