@@ -21,6 +21,7 @@
 #include "cpu.h"
 #include "pmu.h"
 #include "pmu_events.h"
+#include "insn_class.h"
 #include "exec/helper-proto.h"
 #include "exec/exec-all.h"
 #include "exec/translation-block.h"
@@ -29,6 +30,45 @@
 #include "trace.h"
 
 #define NO_COUNTER      (-1)
+
+/*
+ * The classes an instruction counts in, from the shared classifier:
+ * retired and decoded, as if it completes; a conditional branch counts as
+ * taken if taken.  Translated code and the stepping helper agree on it.
+ */
+uint32_t riscv_pmu_insn_classes(uint32_t insn, unsigned xlen, bool taken)
+{
+    uint32_t classes = BIT(RISCV_PMU_CLASS_RET) | BIT(RISCV_PMU_CLASS_DEC);
+    RISCVInsnClass c;
+
+    if (!riscv_classify_insn(insn, xlen, &c)) {
+        return classes;
+    }
+    switch (c.flow) {
+    case RISCV_FLOW_BRANCH:
+    case RISCV_FLOW_JUMP:
+        classes |= BIT(RISCV_PMU_CLASS_BRJMP);
+        if (c.flow == RISCV_FLOW_JUMP || taken) {
+            classes |= BIT(RISCV_PMU_CLASS_BRJMP_TK);
+        }
+        /* fall through */
+    case RISCV_FLOW_TRAP_RETURN:
+        classes |= BIT(RISCV_PMU_CLASS_DEC_BRJMP);
+        break;
+    default:
+        break;
+    }
+    if (c.loads) {
+        classes |= BIT(RISCV_PMU_CLASS_DEC_LOAD);
+    }
+    if (c.stores) {
+        classes |= BIT(RISCV_PMU_CLASS_DEC_STORE);
+    }
+    if (c.loads || c.stores) {
+        classes |= BIT(RISCV_PMU_CLASS_DEC_LDST);
+    }
+    return classes;
+}
 
 /* The class an mhpmevent value counts in, or NO_COUNTER. */
 static int pmu_event_class(uint64_t mhpmevent)
@@ -577,25 +617,78 @@ void helper_pmu_wrap(CPURISCVState *env)
     riscv_pmu_events_update(env);
 }
 
+/* 16 bits of code the hart can fetch at addr, without a fault. */
+static bool pmu_fetch_parcel(CPURISCVState *env, uint64_t addr,
+                             uint16_t *parcel)
+{
+    void *host = NULL;
+    int flags = probe_access_flags(env, addr, 2, MMU_INST_FETCH,
+                                   riscv_env_mmu_index(env, true), true,
+                                   &host, 0);
+
+    if ((flags & TLB_INVALID_MASK) || !host) {
+        return false;
+    }
+    *parcel = lduw_le_p(host);
+    return true;
+}
+
+/*
+ * How many of the first n instructions at env->pc (a TB's) surely leave
+ * every class above 0, a branch counted as taken: the one after them is
+ * the first that may make a counter wrap.  Read from the code again (the
+ * TB was just found, so it can be fetched); 0 if it cannot be.
+ */
+static unsigned pmu_safe_prefix(CPURISCVState *env, unsigned n)
+{
+    RISCVPMUEvents *ev = &env->pmu_ev;
+    unsigned xlen = riscv_cpu_mxl(env) == MXL_RV32 ? 32 : 64;
+    uint64_t pc = env->pc;
+    int64_t left[RISCV_PMU_NCLASSES];
+
+    memcpy(left, ev->left, sizeof(left));
+    for (unsigned i = 0; i < n; i++) {
+        uint16_t lo, hi = 0;
+        uint32_t classes;
+
+        if (!pmu_fetch_parcel(env, pc, &lo) ||
+            (riscv_insn_len(lo) == 4 && !pmu_fetch_parcel(env, pc + 2, &hi))) {
+            return 0;
+        }
+        classes = riscv_pmu_insn_classes(lo | (uint32_t)hi << 16, xlen, true) &
+                  ev->active;
+        for (; classes; classes &= classes - 1) {
+            if (--left[ctz32(classes)] <= 0) {
+                return i;
+            }
+        }
+        pc += riscv_insn_len(lo);
+    }
+    return 0;
+}
+
 /*
  * Translated code, at the start of a TB that may make a counter wrap:
- * with one instruction, that instruction is the sample; with more, run
- * them one at a time (cflags, for the next TB, has a count of 1).  The
- * restore to the TB's first instruction gives its instructions back to
- * icount and counts none of them.  insn: the one instruction, which the
- * extension's counter looks at before it runs.
+ * with one instruction, that instruction is the sample (insn: it, which
+ * the extension's counter looks at before it runs).  With n, the TB runs
+ * again in parts (cflags for the next TB): the instructions that cannot
+ * make a counter wrap, then, alone, the one that may.  The restore to the
+ * TB's first instruction gives its instructions back to icount and counts
+ * none of them.
  */
-void helper_pmu_near(CPURISCVState *env, uint32_t cflags, uint32_t insn)
+void helper_pmu_near(CPURISCVState *env, uint32_t cflags, uint32_t insn_n)
 {
     CPUState *cs = env_cpu(env);
+    unsigned prefix;
 
     if (!cflags) {
         env->pmu_ev.sample_pc = env->pc;
         if (env->pmu_ev.counting & BIT(RISCV_PMU_EXTRA_CTR)) {
-            env->pmu_ev.extra->preview(env, env->pc, insn);
+            env->pmu_ev.extra->preview(env, env->pc, insn_n);
         }
         return;
     }
-    cs->cflags_next_tb = cflags;
+    prefix = MIN(pmu_safe_prefix(env, insn_n), insn_n - 1);
+    cs->cflags_next_tb = (cflags & ~CF_COUNT_MASK) | MAX(prefix, 1);
     cpu_loop_exit_restore(cs, GETPC());
 }
