@@ -159,6 +159,35 @@ rv_leave_mode:
     mv      a0, a1
     ret
 
+/*
+ * CSR access by number (rv_csr_read_num, rv_csr_write_num): one 8-byte
+ * accessor per CSR number, "csrr a0, N; ret" and "csrw N, a0; ret",
+ * assembled here so that every instruction the tests run is in the ELF
+ * (a trace decoder follows them; no code is written at run time).  A CSR
+ * access that traps resumes at the ret: the read returns a0 as called.
+ */
+    .text
+    .option push
+    .option norvc
+    .balign 8
+    .globl rv_csr_read_table
+rv_csr_read_table:
+    .set    csrno, 0
+    .rept   4096
+    csrr    a0, csrno
+    ret
+    .set    csrno, csrno + 1
+    .endr
+    .globl rv_csr_write_table
+rv_csr_write_table:
+    .set    csrno, 0
+    .rept   4096
+    csrw    csrno, a0
+    ret
+    .set    csrno, csrno + 1
+    .endr
+    .option pop
+
     .bss
     .balign 16
     .space  16384

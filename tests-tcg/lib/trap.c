@@ -258,30 +258,23 @@ unsigned long rv_run_in_mode(enum rv_mode mode,
 
 /* ----------------------------------------------------- CSR by number */
 
-static uint32_t csr_stub[2] __attribute__((aligned(4)));
-
-static unsigned long run_csr_stub(uint32_t insn, unsigned long a0)
-{
-    unsigned long (*stub)(unsigned long) = (void *)csr_stub;
-
-    csr_stub[0] = insn;
-    csr_stub[1] = 0x00008067;               /* ret */
-    asm volatile("fence.i" : : : "memory");
-    return stub(a0);
-}
+/* crt0.S: an accessor per CSR number, 8 bytes each */
+extern const uint8_t rv_csr_read_table[], rv_csr_write_table[];
 
 unsigned long rv_csr_read_num(unsigned csrno)
 {
-    /* csrrs a0, csrno, x0 */
-    return run_csr_stub(((csrno & 0xfff) << 20) | (2 << 12) | (10 << 7) |
-                        0x73, 0);
+    unsigned long (*read)(unsigned long) =
+        (void *)(rv_csr_read_table + 8 * (csrno & 0xfff));
+
+    return read(0);         /* 0 if the read traps */
 }
 
 void rv_csr_write_num(unsigned csrno, unsigned long value)
 {
-    /* csrrw x0, csrno, a0 */
-    run_csr_stub(((csrno & 0xfff) << 20) | (10 << 15) | (1 << 12) | 0x73,
-                 value);
+    void (*write)(unsigned long) =
+        (void *)(rv_csr_write_table + 8 * (csrno & 0xfff));
+
+    write(value);
 }
 
 /* ------------------------------------------------------------ timer */
