@@ -26,12 +26,15 @@ BUILD_ONLY_OVERLAY=(
 )
 
 # Files of the overlay folders that QEMU does not use: the codec library's
-# decoder, which only the host tools build.  Never linked, never exported.
+# decoder side (decoder, deframer, per-source demultiplexer), which only
+# the host tools build.  Never linked, never exported.
 HOST_ONLY_FILES=(
     "hw-riscv-trace/codec/etrace-decoder.c"
     "hw-riscv-trace/codec/include/etrace-decoder.h"
     "hw-riscv-trace/codec/etrace-deframe.c"
     "hw-riscv-trace/codec/include/etrace-deframe.h"
+    "hw-riscv-trace/codec/etrace-demux.c"
+    "hw-riscv-trace/codec/include/etrace-demux.h"
 )
 
 # overlay_dest PROJECT-RELATIVE-PATH: the path inside QEMU, or nothing.

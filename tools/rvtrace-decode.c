@@ -22,6 +22,7 @@
 #include "etrace.h"
 #include "etrace-decoder.h"
 #include "etrace-deframe.h"
+#include "etrace-demux.h"
 #include "rvtrace-image.h"
 
 #define READ_CHUNK          (1u << 20)
@@ -46,8 +47,6 @@ typedef struct Ctx Ctx;
 typedef struct Source {
     Ctx *ctx;
     unsigned id;
-    ETraceDecoder *dec;
-    ETraceOptions opt;      /* of the last support packet */
     uint64_t pkt_offset;    /* of the packet being decoded */
     uint64_t pkt_number;
     /* summary */
@@ -55,7 +54,6 @@ typedef struct Source {
     uint64_t syncs, gaps, errors;
     bool prev_branch;
     uint64_t prev_next;     /* address after the previous instruction */
-    ETraceDecStats dead;    /* stats of decoders replaced after errors */
 } Source;
 
 typedef struct Output {
@@ -92,6 +90,7 @@ struct Ctx {
     bool failed;
     bool stop;
     ETraceDeframer *deframer;
+    ETraceDemux *demux;     /* a decoder per source */
     Output out;
     /* summary: the segment and the symbol of the last instruction */
     uint64_t *sym_count;    /* per symbol, + 1 for "no symbol" */
@@ -579,9 +578,6 @@ static void on_event(void *opaque, const ETraceDecEvent *ev)
     Ctx *c = s->ctx;
 
     switch (ev->type) {
-    case ETRACE_DEC_SUPPORT:
-        s->opt = ev->options;
-        break;
     case ETRACE_DEC_TRAP:
         if (ev->interrupt) {
             s->interrupts++;
@@ -620,38 +616,6 @@ static bool read_parcel(void *opaque, uint64_t addr, uint16_t *parcel)
     return rv_image_read_parcel(s->ctx->image, addr, parcel);
 }
 
-static bool source_restart(Source *s)
-{
-    ETraceDecoderConfig cfg = {
-        .params = s->ctx->params,
-        .options = s->opt,
-        .read_parcel = read_parcel,
-        .insn = on_insn,
-        .insn_run = on_insn_run,
-        .event = on_event,
-        .max_straight_run = s->ctx->max_run,
-        .max_packet_walk = s->ctx->max_walk,
-        .opaque = s,
-    };
-    ETraceDecStats st;
-
-    if (s->dec) {
-        etrace_decoder_stats(s->dec, &st);
-        for (unsigned i = 0; i < 4; i++) {
-            s->dead.packets[i] += st.packets[i];
-            s->dead.f3_subformats[i] += st.f3_subformats[i];
-        }
-        s->dead.f0_subformats[0] += st.f0_subformats[0];
-        s->dead.f0_subformats[1] += st.f0_subformats[1];
-        s->dead.instructions += st.instructions;
-        s->dead.skipped += st.skipped;
-        etrace_decoder_free(s->dec);
-    }
-    memcpy(cfg.xtvec, s->ctx->xtvec, sizeof(cfg.xtvec));
-    s->dec = etrace_decoder_new(&cfg);
-    return s->dec != NULL;
-}
-
 static bool wanted_source(const Ctx *c, unsigned id)
 {
     if (!c->nsrc_filter) {
@@ -665,13 +629,17 @@ static bool wanted_source(const Ctx *c, unsigned id)
     return false;
 }
 
-/* The decoder of source id; NULL if it is filtered out or one too many. */
-static Source *source_get(Ctx *c, unsigned id)
+/*
+ * ETraceDemuxOps: source id appears.  It gets a decoder unless it is
+ * filtered out or one too many.
+ */
+static bool demux_source(void *opaque, unsigned id, ETraceDecoderConfig *cfg)
 {
-    Source *s = c->src[id];
+    Ctx *c = opaque;
+    Source *s;
 
-    if (s || !wanted_source(c, id)) {
-        return s;
+    if (!wanted_source(c, id)) {
+        return false;
     }
     if (c->nsrc_seen == c->max_sources) {
         if (!c->failed) {
@@ -680,24 +648,25 @@ static Source *source_get(Ctx *c, unsigned id)
                     c->max_sources);
         }
         c->failed = true;
-        return NULL;
+        return false;
     }
     s = calloc(1, sizeof(*s));
     if (!s) {
-        return NULL;
+        return false;
     }
     s->ctx = c;
     s->id = id;
-    s->opt = c->options;
-    if (!source_restart(s)) {
-        free(s);
-        fprintf(stderr, "rvtrace-decode: the decoder does not support "
-                "these parameters\n");
-        exit(EXIT_USAGE);
-    }
     c->src[id] = s;
     c->nsrc_seen++;
-    return s;
+    cfg->read_parcel = read_parcel;
+    cfg->insn = on_insn;
+    cfg->insn_run = on_insn_run;
+    cfg->event = on_event;
+    cfg->max_straight_run = c->max_run;
+    cfg->max_packet_walk = c->max_walk;
+    memcpy(cfg->xtvec, c->xtvec, sizeof(cfg->xtvec));
+    cfg->opaque = s;
+    return true;
 }
 
 /* ---------------------------------------------------------------- framing */
@@ -768,47 +737,46 @@ static void print_packet(Source *s, const ETracePacket *pkt, unsigned n)
     out_str(f.o, f.json ? "}\n" : "\n");
 }
 
-/* ETraceDeframerOps: one whole frame. */
-static void on_frame(void *opaque, const ETraceFrame *f)
+/* ETraceDemuxOps: a packet of a source, before its decoder gets it. */
+static void demux_packet(void *opaque, unsigned id, const ETraceFrame *f,
+                         const ETracePacket *pkt)
 {
     Ctx *c = opaque;
-    unsigned id = f->source & ((1u << c->params.src_bits) - 1);
-    Source *s;
-    ETracePacket pkt;
-    const char *err = "bad packet";
+    Source *s = c->src[id];
 
-    c->offset = f->offset;
-    c->packets = f->number;
-    s = source_get(c, id);
-    if (!s) {
-        c->other_bytes += f->len;
-        return;
-    }
     s->pkt_offset = f->offset;
     s->pkt_number = f->number;
-    if (etrace_packet_unpack(&c->params, &s->opt, f->bytes, f->len, &pkt,
-                             &err) != (int)f->len) {
-        report_error(s, err);
-        /* the decoder cannot know a packet was lost: start it afresh */
-        source_restart(s);
-    } else {
-        if (c->packets_shown) {
-            print_packet(s, &pkt, f->len);
-        }
-        etrace_decoder_packet(s->dec, &pkt);
-    }
-    if (c->stop) {
-        etrace_deframer_stop(c->deframer);
+    if (c->packets_shown) {
+        print_packet(s, pkt, f->len);
     }
 }
 
-/* Lost framing: every decoder waits for its next sync. */
-static void restart_all(Ctx *c)
+/* ETraceDemuxOps: a frame that is not a packet; its decoder restarts. */
+static void demux_bad_packet(void *opaque, unsigned id, const ETraceFrame *f,
+                             const char *err)
 {
-    for (unsigned i = 0; i < (1u << c->params.src_bits); i++) {
-        if (c->src[i]) {
-            source_restart(c->src[i]);
-        }
+    Ctx *c = opaque;
+    Source *s = c->src[id];
+
+    s->pkt_offset = f->offset;
+    s->pkt_number = f->number;
+    report_error(s, err);
+}
+
+/* ETraceDeframerOps: one whole frame, to its source's decoder. */
+static void on_frame(void *opaque, const ETraceFrame *f)
+{
+    Ctx *c = opaque;
+
+    c->offset = f->offset;
+    c->packets = f->number;
+    if (!etrace_demux_frame(c->demux, f)) {
+        fprintf(stderr, "rvtrace-decode: the decoder does not support "
+                "these parameters\n");
+        exit(EXIT_USAGE);
+    }
+    if (c->stop) {
+        etrace_deframer_stop(c->deframer);
     }
 }
 
@@ -826,7 +794,7 @@ static void on_lost(void *opaque, uint64_t offset, uint64_t number,
     fprintf(stderr, "rvtrace-decode: error: byte offset %" PRIu64 ", packet "
             "%" PRIu64 ": bad packet header 0x%02x\n", offset, number,
             header);
-    restart_all(c);
+    etrace_demux_restart_all(c->demux);
 }
 
 /* ------------------------------------------------------------------ input */
@@ -917,6 +885,10 @@ static void decode_stream(Ctx *c, Input *in)
     static const ETraceDeframerOps ops = {
         .frame = on_frame, .lost = on_lost,
     };
+    static const ETraceDemuxOps demux_ops = {
+        .source = demux_source, .packet = demux_packet,
+        .bad_packet = demux_bad_packet,
+    };
     unsigned flags = (c->find_boundary ? ETRACE_DEFRAME_SEARCH : 0) |
                      (c->keep_going ? ETRACE_DEFRAME_RESYNC : 0);
     uint8_t *buf = malloc(READ_CHUNK);
@@ -926,7 +898,8 @@ static void decode_stream(Ctx *c, Input *in)
 
     c->deframer = etrace_deframer_new(&c->params, &c->options, flags, &ops,
                                       c);
-    if (!buf || !c->deframer) {
+    c->demux = etrace_demux_new(&c->params, &c->options, &demux_ops, c);
+    if (!buf || !c->deframer || !c->demux) {
         fprintf(stderr, "rvtrace-decode: out of memory\n");
         exit(EXIT_USAGE);
     }
@@ -940,6 +913,7 @@ static void decode_stream(Ctx *c, Input *in)
     c->packets = st->frames;
     c->padding = st->padding;
     c->skipped_bytes = st->skipped;
+    c->other_bytes = etrace_demux_other_bytes(c->demux);
     if (end == ETRACE_DEFRAME_END_NO_BOUNDARY) {
         c->failed = true;
         fprintf(stderr, "rvtrace-decode: error: byte offset %" PRIu64
@@ -968,18 +942,16 @@ static void add_source(Totals *t, const Source *s)
 {
     ETraceDecStats st;
 
-    etrace_decoder_stats(s->dec, &st);
+    etrace_demux_stats(s->ctx->demux, s->id, &st);
     for (unsigned i = 0; i < 4; i++) {
-        t->st.packets[i] += st.packets[i] + s->dead.packets[i];
-        t->st.f3_subformats[i] += st.f3_subformats[i] +
-                                  s->dead.f3_subformats[i];
+        t->st.packets[i] += st.packets[i];
+        t->st.f3_subformats[i] += st.f3_subformats[i];
     }
     for (unsigned i = 0; i < 2; i++) {
-        t->st.f0_subformats[i] += st.f0_subformats[i] +
-                                  s->dead.f0_subformats[i];
+        t->st.f0_subformats[i] += st.f0_subformats[i];
     }
-    t->st.instructions += st.instructions + s->dead.instructions;
-    t->st.skipped += st.skipped + s->dead.skipped;
+    t->st.instructions += st.instructions;
+    t->st.skipped += st.skipped;
     t->insns += s->insns;
     t->branches += s->branches;
     t->taken += s->taken;
@@ -1661,11 +1633,9 @@ static const char *parse_args(Ctx *c, int argc, char **argv)
 
 static void free_all(Ctx *c)
 {
+    etrace_demux_free(c->demux);
     for (unsigned i = 0; c->src && i < (1u << c->params.src_bits); i++) {
-        if (c->src[i]) {
-            etrace_decoder_free(c->src[i]->dec);
-            free(c->src[i]);
-        }
+        free(c->src[i]);
     }
     free(c->src);
     free(c->sym_count);

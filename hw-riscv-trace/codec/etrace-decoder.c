@@ -1331,3 +1331,8 @@ void etrace_decoder_stats(const ETraceDecoder *d, ETraceDecStats *s)
 {
     *s = d->stats;
 }
+
+const ETraceOptions *etrace_decoder_options(const ETraceDecoder *d)
+{
+    return &d->opt;
+}

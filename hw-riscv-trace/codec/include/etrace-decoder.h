@@ -188,5 +188,7 @@ const char *etrace_decoder_error(const ETraceDecoder *d, uint64_t *offset,
                                  uint64_t *packet);
 
 void etrace_decoder_stats(const ETraceDecoder *d, ETraceDecStats *s);
+/* The packet layout in force (the last support packet's). */
+const ETraceOptions *etrace_decoder_options(const ETraceDecoder *d);
 
 #endif /* RISCV_ETRACE_DECODER_H */
