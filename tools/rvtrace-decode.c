@@ -25,6 +25,10 @@
 #include "etrace-demux.h"
 #include "rvtrace-image.h"
 
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
+
 #define READ_CHUNK          (1u << 20)
 #define OUT_BUFFER          (1u << 20)
 #define DEFAULT_MAX_SOURCES 64
@@ -1396,7 +1400,18 @@ static const struct option long_options[] = {
     { NULL, 0, NULL, 0 },
 };
 
-static void parse_option(Ctx *c, Deferred *d, int opt)
+/* One more argument of a repeatable option, at most cap of them. */
+static void push_arg(const char **args, unsigned *n, unsigned cap,
+                     const char *what, const char *arg)
+{
+    if (*n == cap) {
+        usage_error("too many %s", what);
+    }
+    args[(*n)++] = arg;
+}
+
+/* The program image and the stream: where the trace comes from. */
+static bool parse_input_option(Ctx *c, int opt)
 {
     switch (opt) {
     case 'e':
@@ -1405,61 +1420,86 @@ static void parse_option(Ctx *c, Deferred *d, int opt)
             usage_error("too many images");
         }
         add_image(c, optarg, opt == 'r');
-        break;
+        return true;
     case OPT_WRAP:
         c->wrapped = c->find_boundary = true;
         c->wrap_offset = parse_u64(optarg, "--wrap");
-        break;
+        return true;
     case OPT_FIND_BOUNDARY:
         c->find_boundary = true;
-        break;
-    case OPT_XLEN:
-        d->xlen = parse_small(optarg, "--xlen", 64);
-        if (d->xlen != 32 && d->xlen != 64) {
-            usage_error("--xlen: 32 or 64");
-        }
-        break;
-    case OPT_DISCOVERY:
-        d->discovery = optarg;
-        break;
-    case OPT_ARCH:
-        if (strcmp(optarg, "1.1") && strcmp(optarg, "2.0")) {
-            usage_error("--arch: 1.1 or 2.0");
-        }
-        d->arch = optarg;
-        break;
-    case OPT_PARAM:
-        if (d->nparams == sizeof(d->params) / sizeof(d->params[0])) {
-            usage_error("too many --param");
-        }
-        d->params[d->nparams++] = optarg;
-        break;
-    case OPT_SRC_BITS:
-        d->src_bits = parse_small(optarg, "--src-bits", 16);
-        break;
+        return true;
     case OPT_SRC:
         if (c->nsrc_filter == MAX_SRC_FILTER) {
             usage_error("too many --src");
         }
         c->src_filter[c->nsrc_filter++] = parse_small(optarg, "--src",
                                                       0xffff);
-        break;
+        return true;
     case OPT_MAX_SOURCES:
         c->max_sources = parse_small(optarg, "--max-sources", 65536);
-        break;
+        return true;
+    case OPT_MAX_WALK:
+        c->max_walk = parse_u64(optarg, "--max-walk");
+        return true;
+    case OPT_MAX_RUN:
+        c->max_run = parse_u64(optarg, "--max-run");
+        return true;
+    case 'k':
+        c->keep_going = true;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* The options that are single flags of ETraceOptions. */
+static const struct {
+    int opt;
+    size_t offset;
+} option_flags[] = {
+    { OPT_FULL_ADDRESS, offsetof(ETraceOptions, full_address) },
+    { OPT_IMPLICIT_EXCEPTION, offsetof(ETraceOptions, implicit_exception) },
+    { OPT_SIJUMP, offsetof(ETraceOptions, sijump) },
+    { OPT_BRANCH_PREDICTION, offsetof(ETraceOptions, branch_prediction) },
+    { OPT_JUMP_TARGET_CACHE, offsetof(ETraceOptions, jump_target_cache) },
+};
+
+/* The encoder's parameters and packet layout (finish_params/options). */
+static bool parse_layout_option(Deferred *d, int opt)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(option_flags); i++) {
+        if (option_flags[i].opt == opt) {
+            *(bool *)((char *)&d->set + option_flags[i].offset) = true;
+            return true;
+        }
+    }
+    switch (opt) {
+    case OPT_XLEN:
+        d->xlen = parse_small(optarg, "--xlen", 64);
+        if (d->xlen != 32 && d->xlen != 64) {
+            usage_error("--xlen: 32 or 64");
+        }
+        return true;
+    case OPT_DISCOVERY:
+        d->discovery = optarg;
+        return true;
+    case OPT_ARCH:
+        if (strcmp(optarg, "1.1") && strcmp(optarg, "2.0")) {
+            usage_error("--arch: 1.1 or 2.0");
+        }
+        d->arch = optarg;
+        return true;
+    case OPT_PARAM:
+        push_arg(d->params, &d->nparams, ARRAY_SIZE(d->params), "--param",
+                 optarg);
+        return true;
+    case OPT_SRC_BITS:
+        d->src_bits = parse_small(optarg, "--src-bits", 16);
+        return true;
     case OPT_FEATURES:
         d->features = parse_u64(optarg, "--features");
         d->have_features = true;
-        break;
-    case OPT_FULL_ADDRESS:
-        d->set.full_address = true;
-        break;
-    case OPT_IMPLICIT_EXCEPTION:
-        d->set.implicit_exception = true;
-        break;
-    case OPT_SIJUMP:
-        d->set.sijump = true;
-        break;
+        return true;
     case OPT_IMPLICIT_RETURN:
         if (!strcmp(optarg, "counter")) {
             d->set.implicit_return = ETRACE_IR_CALL_COUNTER;
@@ -1468,61 +1508,51 @@ static void parse_option(Ctx *c, Deferred *d, int opt)
         } else {
             usage_error("--implicit-return: counter or stack");
         }
-        break;
-    case OPT_BRANCH_PREDICTION:
-        d->set.branch_prediction = true;
-        break;
-    case OPT_JUMP_TARGET_CACHE:
-        d->set.jump_target_cache = true;
-        break;
+        return true;
     case OPT_TVEC:
-        if (d->ntvec == sizeof(d->tvec) / sizeof(d->tvec[0])) {
-            usage_error("too many --tvec");
-        }
-        d->tvec[d->ntvec++] = optarg;
-        break;
-    case OPT_MAX_WALK:
-        c->max_walk = parse_u64(optarg, "--max-walk");
-        break;
-    case OPT_MAX_RUN:
-        c->max_run = parse_u64(optarg, "--max-run");
-        break;
+        push_arg(d->tvec, &d->ntvec, ARRAY_SIZE(d->tvec), "--tvec", optarg);
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* What is printed, and where. */
+static bool parse_output_option(Ctx *c, Deferred *d, int opt)
+{
+    switch (opt) {
     case 'd':
         c->disasm = true;
-        break;
+        return true;
     case 'j':
         c->mode = OUT_JSON;
-        break;
+        return true;
     case 's':
         c->mode = OUT_SUMMARY;
-        break;
+        return true;
     case OPT_TOP:
         c->top = parse_small(optarg, "--top", 1000000);
-        break;
+        return true;
     case OPT_NO_EVENTS:
         c->events = false;
-        break;
+        return true;
     case OPT_PACKETS:
         c->packets_shown = true;
-        break;
+        return true;
     case OPT_OBJDUMP:
         d->objdump = optarg;
-        break;
+        return true;
     case 'o':
         d->output = optarg;
-        break;
-    case 'k':
-        c->keep_going = true;
-        break;
+        return true;
     case 'h':
         fputs(usage_text, stdout);
         exit(0);
     default:
-        usage_error("unknown option");
+        return false;
     }
 }
 
-/* Parameters: QEMU's defaults for the XLEN, then discovery, then flags. */
 static void finish_params(Ctx *c, const Deferred *d)
 {
     unsigned xlen = d->xlen ? d->xlen : rv_image_xlen(c->image);
@@ -1614,7 +1644,10 @@ static const char *parse_args(Ctx *c, int argc, char **argv)
 
     while ((opt = getopt_long(argc, argv, "e:r:djso:kh", long_options,
                               NULL)) != -1) {
-        parse_option(c, &d, opt);
+        if (!parse_input_option(c, opt) && !parse_layout_option(&d, opt) &&
+            !parse_output_option(c, &d, opt)) {
+            usage_error("unknown option");
+        }
     }
     if (optind != argc - 1) {
         usage_error(optind < argc ? "one trace file expected" :
