@@ -741,15 +741,23 @@ static void print_packet(Source *s, const ETracePacket *pkt, unsigned n)
     out_str(f.o, f.json ? "}\n" : "\n");
 }
 
+/* Source id, now at frame f (its messages give the frame's place). */
+static Source *source_at(Ctx *c, unsigned id, const ETraceFrame *f)
+{
+    Source *s = c->src[id];
+
+    s->pkt_offset = f->offset;
+    s->pkt_number = f->number;
+    return s;
+}
+
 /* ETraceDemuxOps: a packet of a source, before its decoder gets it. */
 static void demux_packet(void *opaque, unsigned id, const ETraceFrame *f,
                          const ETracePacket *pkt)
 {
     Ctx *c = opaque;
-    Source *s = c->src[id];
+    Source *s = source_at(c, id, f);
 
-    s->pkt_offset = f->offset;
-    s->pkt_number = f->number;
     if (c->packets_shown) {
         print_packet(s, pkt, f->len);
     }
@@ -759,12 +767,7 @@ static void demux_packet(void *opaque, unsigned id, const ETraceFrame *f,
 static void demux_bad_packet(void *opaque, unsigned id, const ETraceFrame *f,
                              const char *err)
 {
-    Ctx *c = opaque;
-    Source *s = c->src[id];
-
-    s->pkt_offset = f->offset;
-    s->pkt_number = f->number;
-    report_error(s, err);
+    report_error(source_at(opaque, id, f), err);
 }
 
 /* ETraceDeframerOps: one whole frame, to its source's decoder. */
