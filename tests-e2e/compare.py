@@ -8,12 +8,14 @@
 # rvtrace-decode's default output for one source: an address per line,
 # events as "# TYPE key=value ...".
 #
-# Executed is not retired (E-trace 4.1): an instruction that raises a
-# synchronous exception (ecall, ebreak, illegal, faulting load/store) is
-# in the execlog but not in the trace.  The decoder marks such a trap
-# with an exception event: the execlog then holds one more instruction
-# before the handler (none for an instruction fetch fault, where the
-# faulting instruction was never fetched).
+# Executed is not retired (E-trace 4.1): an instruction that faults
+# (illegal, a faulting load/store) is in the execlog but not in the trace.
+# The decoder marks such a trap with an exception event: the execlog then
+# holds one more instruction before the handler (none for an instruction
+# fetch fault, where the faulting instruction was never fetched).  ecall,
+# ebreak and c.ebreak are different: they are the last retired
+# instruction before their trap (the E-trace decoder algorithm's
+# is_uninferable_discon), in both.
 #
 # The decoded trace is cut into segments at gap, end and error events;
 # each segment must be found, instruction for instruction, in the
@@ -34,6 +36,10 @@ import sys
 # line): instruction access fault, instruction page fault, instruction
 # guest-page fault.
 FETCH_FAULTS = {1, 12, 20}
+# Exceptions of the instructions that retire, then trap: breakpoint
+# (ebreak, c.ebreak; a trigger's breakpoint comes before its instruction
+# executes, which the execlog then does not hold either) and the ecalls.
+RETIRED_TRAPS = {3, 8, 9, 10, 11}
 MAX_CANDIDATES = 100000
 CONTEXT = 6
 
@@ -79,7 +85,7 @@ def read_decoded(path):
             if seg is not None:
                 seg.events.append((len(seg.addrs), ' '.join(words)))
             if kind == 'trap' and fields.get('kind') == 'exception':
-                if int(fields['cause']) not in FETCH_FAULTS:
+                if int(fields['cause']) not in FETCH_FAULTS | RETIRED_TRAPS:
                     pending_skip += 1
             elif kind in ('gap', 'end', 'error'):
                 if seg is not None:

@@ -754,6 +754,55 @@ static void test_sijump(void)
     fixture_free(&f);
 }
 
+/* P10: an ecall and a c.ebreak, each reached straight, and a handler. */
+static const uint16_t p10[] = {
+    0x0001,                 /*  0: c.nop */
+    0x0073, 0x0000,         /*  2: ecall */
+    0x0001,                 /*  6: c.nop (handler) */
+    0x9002,                 /*  8: c.ebreak */
+    0x0001,                 /*  a: c.nop (handler) */
+};
+
+/*
+ * 11, is_uninferable_discon: ecall, ebreak and c.ebreak retire.  The
+ * packet before each trap reports it as the last retired instruction,
+ * the decoder shows it, then the handler of the trap packet; a walk that
+ * must go past one needs a reported address, as for any uninferable
+ * discontinuity.
+ */
+static void test_ecall_ebreak_retire(void)
+{
+    static const uint32_t path[] = { 0x0, 0x2, 0x6, 0x8, 0xa };
+    Fixture f;
+
+    fixture_init(&f, 64);
+    add_region(&f, BASE, p10, G_N_ELEMENTS(p10));
+    put_support(&f, true, ETRACE_QUAL_NO_CHANGE);
+    put_sync(&f, BASE, 3, true);
+    put_addr(&f, 0, 0, BASE + 0x2, NULL);
+    put_trap(&f, BASE + 0x6, 3, 11, false, BASE + 0x2);
+    put_addr(&f, 0, 0, BASE + 0x8, NULL);
+    put_trap(&f, BASE + 0xa, 3, 3, false, BASE + 0x8);
+    g_assert_cmpint(decode(&f), ==, 0);
+    check_insns(&f, BASE, path, G_N_ELEMENTS(path));
+
+    /* a sync may start at one: it can retire */
+    g_byte_array_set_size(f.stream, 0);
+    put_support(&f, true, ETRACE_QUAL_NO_CHANGE);
+    put_sync(&f, BASE + 0x2, 3, true);
+    put_trap(&f, BASE + 0x6, 3, 11, false, BASE + 0x2);
+    g_assert_cmpint(decode(&f), ==, 0);
+    check_insns(&f, BASE, path + 1, 2);
+
+    /* past an ecall without its trap, the walk needs an address */
+    g_byte_array_set_size(f.stream, 0);
+    put_support(&f, true, ETRACE_QUAL_NO_CHANGE);
+    put_sync(&f, BASE, 3, true);
+    put_map(&f, 0);
+    g_assert_cmpint(decode(&f), ==, -1);
+    fixture_free(&f);
+}
+
 /* Implicit exception (3.2.3): the handler comes from a callback. */
 static void test_p1_implicit_exception(void)
 {
@@ -1400,6 +1449,8 @@ int main(int argc, char **argv)
     g_test_add_func("/etrace-decoder/sync-new-privilege",
                     test_sync_new_privilege);
     g_test_add_func("/etrace-decoder/sijump", test_sijump);
+    g_test_add_func("/etrace-decoder/ecall-ebreak-retire",
+                    test_ecall_ebreak_retire);
     g_test_add_func("/etrace-decoder/p1/implicit-exception",
                     test_p1_implicit_exception);
     g_test_add_func("/etrace-decoder/implicit-exception-xtvec",

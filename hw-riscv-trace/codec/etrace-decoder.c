@@ -35,7 +35,8 @@ typedef enum InsnKind {
     KIND_JUMP,          /* inferable: jal, c.j, c.jal */
     KIND_INDIRECT,      /* uninferable: jalr, c.jr, c.jalr */
     KIND_TRAP_RETURN,   /* mret, sret, mnret */
-    KIND_NO_RETIRE,     /* ecall, ebreak, illegal 0: always trap */
+    KIND_TRAP,          /* ecall, ebreak, c.ebreak: retire, then trap */
+    KIND_NO_RETIRE,     /* the defined illegal instruction 0 */
 } InsnKind;
 
 /* 16 bytes: the walk copies one per instruction. */
@@ -271,7 +272,7 @@ static void decode_insn(ETraceDecoder *d, uint64_t addr, uint32_t insn,
         di->itype = RISCV_ITYPE_TRAP_RETURN;
         break;
     case RISCV_FLOW_TRAP:
-        di->kind = KIND_NO_RETIRE;
+        di->kind = KIND_TRAP;
         break;
     }
 }
@@ -621,6 +622,12 @@ step_transfer(ETraceDecoder *d, const Target *t, bool *jumped)
         }
         break;
     case KIND_TRAP_RETURN:
+    case KIND_TRAP:
+        /*
+         * Uninferable discontinuities (11, is_uninferable_discon): an
+         * ecall's or ebreak's next instruction is the handler, which its
+         * trap packet gives; past one, only a reported address leads on.
+         */
         if (!reported_target(d, t, &next)) {
             return false;
         }

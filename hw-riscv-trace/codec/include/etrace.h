@@ -356,8 +356,10 @@ void etrace_params_from_discovery(ETraceParams *p, uint32_t d0, uint32_t d1);
  *   those the block's instructions ran with; ctype applies to the first
  *   instruction of the block (the first after the context change).
  * - A trap is an itype 1/2 block, normally with iretire 0, after the
- *   block that ends at the last instruction retired before it (ecall and
- *   ebreak do not retire; a faulting instruction does not retire).  The
+ *   block that ends at the last instruction retired before it: ecall,
+ *   ebreak and c.ebreak retire (they end their block, as the decoder
+ *   algorithm's is_uninferable_discon has them); a faulting instruction
+ *   does not retire.  The
  *   next block starts at the trap handler.  With iretire > 0 the block's
  *   instructions are ordinary ones (none is a control transfer) and the
  *   trap follows its last one.  Two trap blocks in a row: the handler of
