@@ -256,7 +256,9 @@ int main(void)
         rv_printf("FAIL ctr_access needs -cpu ...,h=on\n");
         return 1;
     }
-    has_ctr = rv_isa_has("smctr") || rv_isa_has("ssctr");
+    /* the ratified CTR, or the draft under its own names */
+    has_ctr = rv_isa_has("smctr") || rv_isa_has("ssctr") ||
+              rv_isa_has("xsmctrdraft");
     has_stateen = rv_isa_has("smstateen");
     has_csrind = rv_isa_has("sscsrind");
     rv_printf("CTR %s, Smstateen %s\n", has_ctr ? "on" : "off",

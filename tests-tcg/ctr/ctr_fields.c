@@ -334,6 +334,12 @@ static void test_clr(void)
 
 int main(void)
 {
+    rv_rule("the draft (ctr=on) has its own non-standard names in riscv,isa, "
+            "not the ratified Smctr/Ssctr's (docs/ctr.rst)");
+    CHECK(rv_isa_has("xsmctrdraft"));
+    CHECK(rv_isa_has("xssctrdraft") == rv_has_ext('S'));
+    CHECK(!rv_isa_has("smctr"));
+    CHECK(!rv_isa_has("ssctr"));
     ctr_open_stateen();
     test_mctrcontrol();
     test_sctrcontrol();

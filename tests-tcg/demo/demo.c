@@ -25,8 +25,9 @@ static const struct {
     const char *name;
     const char *what;
 } watched[] = {
-    { "smctr", "Control Transfer Records (ctr=on: v0.1.4 draft)" },
-    { "ssctr", "Control Transfer Records, S-mode" },
+    { "smctr", "Control Transfer Records (ratified)" },
+    { "xsmctrdraft", "Control Transfer Records (ctr=on: v0.1.4 draft)" },
+    { "xssctrdraft", "Control Transfer Records, S-mode (draft)" },
     { "smcsrind", "indirect CSR access (CTR entries)" },
     { "sscofpmf", "counter overflow and privilege filtering" },
     { "sspesa", "the sample PC of a counter overflow (draft)" },
@@ -347,7 +348,7 @@ int main(void)
     }
     rv_printf("  riscv,isa = %s\n", isa);
     for (unsigned i = 0; i < sizeof(watched) / sizeof(watched[0]); i++) {
-        rv_printf("  %-9s %s  %s\n", watched[i].name,
+        rv_printf("  %-12s %s  %s\n", watched[i].name,
                   rv_isa_has(watched[i].name) ? "yes" : "no ",
                   watched[i].what);
     }
