@@ -237,6 +237,13 @@ unsigned long rv_run_in_mode(enum rv_mode mode,
                   rv_mode_name(mode));
         rv_exit(1);
     }
+    /*
+     * No M-mode interrupt until the mret of rv_enter_mode(): its handler
+     * would overwrite mepc and mstatus.MPP, set for the lower mode, and
+     * the mret would then go to the wrong place in the wrong mode (in the
+     * lower mode, M-mode interrupts are enabled whatever mstatus.MIE).
+     */
+    csr_clear(CSR_MSTATUS, MSTATUS_MIE);
     rv_mret_to_m();     /* mstatus.MPV = 0: mret below stays in V=0 */
     csr_clear(CSR_MSTATUS, MSTATUS_MPP);
     if (mode >= RV_MODE_VU) {
