@@ -52,6 +52,8 @@ PKGS=(
     python3-docutils
     # scripts/linux-perf.sh (the guest's initramfs)
     cpio
+    # scripts/bench.sh (its plot)
+    gnuplot-nox
 )
 BPO_PKGS=(meson python3-pycotap)
 

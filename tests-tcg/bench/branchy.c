@@ -18,10 +18,8 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
-#include "rvtest.h"
+#include "ctr_record.h"
 
-#define CSR_MCTRCONTROL     0x381       /* draft */
-#define CSR_MCTRCTL         0x34e       /* ratified */
 #define CSR_MISELECT        0x350
 #define CSR_SISELECT        0x150
 #define CSR_MIREG           0x351
@@ -86,26 +84,6 @@ static void __attribute__((noinline)) after_loop(void)
     asm volatile("" ::: "memory");
 }
 
-enum { RECORD_NONE, RECORD_DRAFT, RECORD_RATIFIED };
-
-/* M mode, every type (NTBREN, bit 36, on) with the inhibits of filter. */
-static void write_control(int record, unsigned long filter)
-{
-    unsigned long value = (1ULL << 36) | filter << 32;
-
-    switch (record) {
-    case RECORD_DRAFT:
-        csr_write(CSR_MCTRCONTROL, value | 1);
-        break;
-    case RECORD_RATIFIED:
-        csr_write(CSR_MCTRCTL, value | 1 << 2);
-        break;
-    default:
-        csr_write(mscratch, value);
-        break;
-    }
-}
-
 /*
  * The loop, with the control register rewritten every `every` iterations
  * (0: never), each time with another filter of the types 5 and 8..15.
@@ -120,7 +98,7 @@ static unsigned long run(int record, unsigned long iters,
 
         if (every) {
             n = n * 0x9e37 + 1;
-            write_control(record, (n & 0xff20) & ~(1UL << 4));
+            ctr_write_control(record, (n & 0xff20) & ~(1UL << 4));
         }
         acc = kernel(acc, i, to);
         i = to;
@@ -152,7 +130,7 @@ int main(void)
         ireg2 = CSR_SIREG + 1;
     }
     if (record != RECORD_NONE) {
-        write_control(record, 0);
+        ctr_write_control(record, 0);
     }
 
     t0 = rv_mtime();
@@ -161,7 +139,7 @@ int main(void)
 
     if (record != RECORD_NONE) {
         if (every) {
-            write_control(record, 0);
+            ctr_write_control(record, 0);
         }
         after_loop();
         rv_csr_write_num(ctl, 0);

@@ -1,10 +1,14 @@
 /*
- * Workloads for the trace benchmark (scripts/bench-trace.sh): integer
- * kernels in the manner of CoreMark (list processing, matrix, state
- * machine, CRC), a sort and a call-heavy recursion.  The kernel command
- * line (-append) selects:
+ * Workloads for the benchmarks (scripts/bench.sh, and bench-trace.sh,
+ * bench-pmu.sh): integer kernels in the manner of CoreMark (list
+ * processing, matrix, state machine, CRC), a sort, a call-heavy
+ * recursion, a branch-heavy loop, and the CoreMark-like kernels run in S
+ * and U mode in turn with a timer interrupt every millisecond.  Each
+ * prints a checksum of its results.  The kernel command line (-append)
+ * selects:
  *
- *   work=coremark|sort|recursion   the workload (default coremark)
+ *   work=coremark|sort|recursion|branchy|os
+ *                                  the workload (default coremark)
  *   iters=N                        repetitions (default 10)
  *   trace=F                        trace with trTeInstFeatures = F
  *                                  (decimal); absent: do not trace
@@ -21,6 +25,8 @@
  *                                  into a 64 KiB memory buffer in batch
  *                                  mode (OF=1): a LAMBI at each wrap,
  *                                  which the handler acknowledges
+ *   record=draft|ratified          CTR records every transfer in M mode
+ *                                  (ctr_record.h)
  *
  * The packets go to hart 0's RAM sink, an 8 MiB buffer that wraps (free
  * RAM after the program: not in .bss, which crt0 would clear).  It
@@ -32,6 +38,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "rvtest.h"
+#include "ctr_record.h"
 #include "../trace/rvtrace.h"
 
 /* ------------------------------------------------------------ kernels */
@@ -241,6 +248,67 @@ static unsigned recursion_work(unsigned seed)
     return fib(14 + (seed & 1));
 }
 
+/* Data-dependent branches on a xorshift sequence: hard to predict. */
+static unsigned branchy_work(unsigned seed)
+{
+    unsigned x = seed * 2654435761u | 1, acc = 0;
+
+    for (unsigned i = 0; i < 2048; i++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        if (x & 1) {
+            acc += 3;
+        } else {
+            acc ^= x;
+        }
+        if (x & 2) {
+            acc -= i;
+        }
+        if ((x & 12) == 4) {
+            acc = (acc << 1) | (acc >> 31);
+        } else if ((x & 12) == 8) {
+            acc += x >> 7;
+        }
+        if (x & 0x100) {
+            continue;
+        }
+        acc += i & 3;
+    }
+    return acc;
+}
+
+/*
+ * An operating system's day: the CoreMark-like kernels in S mode and in
+ * U mode in turn, the M-mode timer interrupting them every millisecond.
+ */
+#define OS_TICK     10000       /* mtime ticks: 1 ms */
+static volatile unsigned long os_ticks;
+
+static void os_timer(unsigned irq)
+{
+    (void)irq;
+    os_ticks++;
+    rv_timer_arm(OS_TICK);
+}
+
+static unsigned long os_kernel(unsigned long seed)
+{
+    return coremark(seed);
+}
+
+static unsigned os_work(unsigned seed)
+{
+    return rv_run_in_mode(seed & 1 ? RV_MODE_U : RV_MODE_S, os_kernel, seed);
+}
+
+static void os_start(void)
+{
+    rv_irq_set_handler(IRQ_M_TIMER, os_timer);
+    rv_timer_arm(OS_TICK);
+    rv_irq_enable();
+}
+
 /* -------------------------------------------------------------- trace */
 
 #define RAM_BUF_SIZE rv_arg_value("bufsize=", 8 << 20)
@@ -371,6 +439,7 @@ int main(void)
     unsigned result = 0;
     unsigned long bytes = 0, wrapped = 0;
     bool tracing, pib;
+    int record;
 
     if (rv_arg_is("work=", "sort")) {
         work = sort_work;
@@ -378,6 +447,13 @@ int main(void)
     } else if (rv_arg_is("work=", "recursion")) {
         work = recursion_work;
         name = "recursion";
+    } else if (rv_arg_is("work=", "branchy")) {
+        work = branchy_work;
+        name = "branchy";
+    } else if (rv_arg_is("work=", "os")) {
+        work = os_work;
+        name = "os";
+        os_start();
     }
     iters = rv_arg_value("iters=", 10);
     tracing = rv_arg("trace=") != NULL;
@@ -391,6 +467,10 @@ int main(void)
     if (rv_arg("pdis=")) {
         pdis_start();
     }
+    record = ctr_record_arg();
+    if (record != RECORD_NONE) {
+        ctr_write_control(record, 0);
+    }
     ticks = rv_mtime();
     insns = rdinstret();
     for (unsigned long i = 0; i < iters; i++) {
@@ -398,6 +478,8 @@ int main(void)
     }
     insns = rdinstret() - insns;
     ticks = rv_mtime() - ticks;
+    ctr_stop(record);
+    rv_timer_disarm();
     if (tracing) {
         tr_encoder_stop(0);
         CHECK_EQ(tr_read(TR_ENC(0), TR_CONTROL) & TE_STALL_OVERFLOW, 0);
