@@ -80,6 +80,10 @@ configs=(
     "Sspesa, INST.RET every 100k|rvpa|virt|$pmu|pmu=2||1.1x"
     "PDIS every 100k, memory|rvpa|virt|$pdis|pdis=100000||1.1x"
     "E-trace default, RAM sink|rvpa|virt,rvtrace=on|rv64|trace=0||1.25x"
+    "E-trace full address|rvpa|virt,rvtrace=on|rv64|trace=1||1.25x"
+    "E-trace implicit return|rvpa|virt,rvtrace=on|rv64|trace=200||1.5x"
+    "E-trace branch prediction|rvpa|virt,rvtrace=on|rv64|trace=16||1.5x"
+    "E-trace jump target cache|rvpa|virt,rvtrace=on|rv64|trace=32||1.5x"
     "E-trace all modes, RAM sink|rvpa|virt,rvtrace=on|rv64|trace=$all_modes||1.5x"
     "E-trace default, chardev|rvpa|virt,rvtrace=on,rvtrace-chardev=tr|rv64|trace=0 sink=pib|-chardev null,id=tr|1.25x"
     "E-trace 2.0 layout, all|rvpa|virt,rvtrace=on|rv64|trace=$all_modes|-global riscv-trace-encoder.arch=1|1.5x"
@@ -114,7 +118,8 @@ if [ $insns = 1 ]; then
         IFS='|' read -r _ bin machine cpu args extra _ <<<"$1"
         local -a more=()
         [ -z "$extra" ] || read -r -a more <<<"$extra"
-        valgrind --tool=callgrind --callgrind-out-file="$f" \
+        valgrind --tool=callgrind --trace-children=yes \
+            --callgrind-out-file="$f" \
             "$(binary_of "$bin")" -M "$machine" -bios none -display none \
             -monitor none -serial null -cpu "$cpu" -kernel "$elf" \
             "${more[@]}" -append "work=coremark iters=$2 $args" \
@@ -127,7 +132,9 @@ if [ $insns = 1 ]; then
     base=
     for c in "${configs[@]}"; do
         name=${c%%|*}
-        n=$(( $(count "$c" 1500) - $(count "$c" 1) ))
+        many=$(count "$c" 1500)
+        one=$(count "$c" 1)
+        n=$((many - one))
         [ "$name" != off ] || base=$n
         echo "$name|$n"
     done > "$out/insns.txt"
