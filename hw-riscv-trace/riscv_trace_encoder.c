@@ -504,22 +504,27 @@ static void te_publish(RISCVTraceEncoderState *te, uint32_t n)
 /*
  * Room for the hart's next records: the free slots after head, up to a
  * batch and the end of the array.  With less than a batch free, the hart
- * waits for more (te_wait_for_room()).
+ * waits for more (te_wait_for_room()).  The pad at the end of the array
+ * takes a slot: the room is measured again after it, or a queue with
+ * exactly a batch free would lend its oldest record, which the encoding
+ * thread has not read yet, to be overwritten.
  */
 static RISCVTraceRecord *te_lend_room(RISCVTraceEncoderState *te,
                                       RISCVTraceRecord **limit)
 {
     uint32_t first;
 
-    while (!te_has_room(te)) {
-        te_wait_for_room(te);
-    }
-    first = te->head % te->queue_len;
-    if (first == te->queue_len - 1) {
+    for (;;) {
+        while (!te_has_room(te)) {
+            te_wait_for_room(te);
+        }
+        first = te->head % te->queue_len;
+        if (first != te->queue_len - 1) {
+            break;
+        }
         /* a trap's pair must not be split by the end of the array */
         te->queue[first] = (RISCVTraceRecord) { .info = TE_RECORD_PAD };
         te_publish(te, 1);
-        first = 0;
     }
     te->room = &te->queue[first];
     *limit = te->room + MIN(TE_BATCH, te->queue_len - first);
