@@ -33,6 +33,13 @@ static bool pdis_rv32(CPURISCVState *env)
     return riscv_cpu_mxl(env) == MXL_RV32;
 }
 
+/* PDIS state is S-mode's (mstateen0.PDIS, or no Smstateen to say). */
+static bool pdis_delegated(CPURISCVState *env)
+{
+    return !riscv_cpu_cfg(env)->ext_smstateen ||
+           (env->mstateen[0] & SMSTATEEN0_PDIS);
+}
+
 static uint64_t pdis_sxlen_mask(CPURISCVState *env)
 {
     return riscv_cpu_sxl(env) == MXL_RV32 ? UINT32_MAX : UINT64_MAX;
@@ -380,8 +387,7 @@ static unsigned pdis_record_transfer(CPURISCVState *env, PDISSample *s)
  */
 static uint64_t pdis_record_hpm(CPURISCVState *env, uint32_t classes)
 {
-    bool pdis_to_s = !riscv_cpu_cfg(env)->ext_smstateen ||
-                     (env->mstateen[0] & SMSTATEEN0_PDIS);
+    bool pdis_to_s = pdis_delegated(env);
     uint32_t set = riscv_pmu_events_counters_of(env, classes) &
                    extract64(env->pdis.ctl, 0, 32) & ~7u;
     uint32_t bits = 0;
@@ -401,8 +407,7 @@ static uint64_t pdis_record_hpm(CPURISCVState *env, uint32_t classes)
 /* The mode PDIS is delegated to can read time: pdistime (TS=1). */
 static uint64_t pdis_record_time(CPURISCVState *env)
 {
-    bool to_s = !riscv_cpu_cfg(env)->ext_smstateen ||
-                (env->mstateen[0] & SMSTATEEN0_PDIS);
+    bool to_s = pdis_delegated(env);
     bool to_vs = to_s && riscv_has_ext(env, RVH) && env->virt_enabled &&
                  (!riscv_cpu_cfg(env)->ext_smstateen ||
                   (env->hstateen[0] & SMSTATEEN0_PDIS));
@@ -417,38 +422,17 @@ static uint64_t pdis_record_time(CPURISCVState *env)
     return to_vs ? time + env->htimedelta : time;
 }
 
-/* The classes of the events the instruction counts in. */
+/* The classes of the events the instruction counted in. */
 static uint32_t pdis_sample_classes(CPURISCVState *env, const PDISSample *s)
 {
-    uint32_t classes = BIT(RISCV_PMU_CLASS_DEC);
+    uint32_t classes = BIT(RISCV_PMU_CLASS_RET) | BIT(RISCV_PMU_CLASS_DEC);
 
-    if (!env->pmu_ev.trapping) {
-        classes |= BIT(RISCV_PMU_CLASS_RET);
+    if (s->classified) {
+        classes = riscv_pmu_insn_classes(s->insn, pdis_rv32(env) ? 32 : 64,
+                                         s->target != s->pc + s->c.len);
     }
-    if (!s->classified) {
-        return classes;
-    }
-    if (s->c.flow == RISCV_FLOW_BRANCH || s->c.flow == RISCV_FLOW_JUMP ||
-        s->c.flow == RISCV_FLOW_TRAP_RETURN) {
-        classes |= BIT(RISCV_PMU_CLASS_DEC_BRJMP);
-    }
-    if ((s->c.flow == RISCV_FLOW_BRANCH || s->c.flow == RISCV_FLOW_JUMP) &&
-        !env->pmu_ev.trapping) {
-        classes |= BIT(RISCV_PMU_CLASS_BRJMP);
-        if (s->target != s->pc + s->c.len) {
-            classes |= BIT(RISCV_PMU_CLASS_BRJMP_TK);
-        }
-    }
-    if (s->c.loads) {
-        classes |= BIT(RISCV_PMU_CLASS_DEC_LOAD);
-    }
-    if (s->c.stores) {
-        classes |= BIT(RISCV_PMU_CLASS_DEC_STORE);
-    }
-    if (s->c.loads || s->c.stores) {
-        classes |= BIT(RISCV_PMU_CLASS_DEC_LDST);
-    }
-    return classes;
+    return env->pmu_ev.trapping ? classes & ~RISCV_PMU_RETIRED_CLASSES :
+                                  classes;
 }
 
 static void pdis_build_record(CPURISCVState *env, PDISSample *s)
@@ -709,8 +693,7 @@ static void pdis_count(CPURISCVState *env, uint64_t n, uint64_t pc)
 bool riscv_pdis_inhibit_delegated(CPURISCVState *env)
 {
     return pdis_present(env) && (env->menvcfg & MENVCFG_CDE) &&
-           (!riscv_cpu_cfg(env)->ext_smstateen ||
-            (env->mstateen[0] & SMSTATEEN0_PDIS));
+           pdis_delegated(env);
 }
 
 uint64_t riscv_pdis_stateen_bits(CPURISCVState *env)
