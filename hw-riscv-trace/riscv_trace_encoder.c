@@ -36,6 +36,7 @@
 #include "target/riscv/trace_ingress.h"
 #include "target/riscv/insn_class.h"
 #include "riscv_trace.h"
+#include "riscv_trace_queue.h"
 #include "etrace.h"
 #include "etrace-filter.h"
 #include "trace.h"
@@ -456,11 +457,6 @@ static uint32_t te_queued(RISCVTraceEncoderState *te)
     return qatomic_load_acquire(&te->head) - qatomic_load_acquire(&te->tail);
 }
 
-static bool te_has_room(RISCVTraceEncoderState *te)
-{
-    return te->queue_len - te_queued(te) >= TE_BATCH;
-}
-
 /*
  * Less than a batch is free: the hart stalls until the encoding thread has
  * brought it down to half of it (not just a batch less: a sleep and
@@ -503,31 +499,27 @@ static void te_publish(RISCVTraceEncoderState *te, uint32_t n)
 
 /*
  * Room for the hart's next records: the free slots after head, up to a
- * batch and the end of the array.  With less than a batch free, the hart
- * waits for more (te_wait_for_room()).  The pad at the end of the array
- * takes a slot: the room is measured again after it, or a queue with
- * exactly a batch free would lend its oldest record, which the encoding
- * thread has not read yet, to be overwritten.
+ * batch and the end of the array (riscv_trace_queue_room()).  With less
+ * than a batch free, the hart waits for more (te_wait_for_room()).
  */
 static RISCVTraceRecord *te_lend_room(RISCVTraceEncoderState *te,
                                       RISCVTraceRecord **limit)
 {
-    uint32_t first;
+    RISCVTraceRoom room;
 
-    for (;;) {
-        while (!te_has_room(te)) {
-            te_wait_for_room(te);
-        }
-        first = te->head % te->queue_len;
-        if (first != te->queue_len - 1) {
-            break;
-        }
+    while (!riscv_trace_queue_room(te->head,
+                                   qatomic_load_acquire(&te->tail),
+                                   te->queue_len, TE_BATCH, &room)) {
+        te_wait_for_room(te);
+    }
+    if (room.pad) {
         /* a trap's pair must not be split by the end of the array */
-        te->queue[first] = (RISCVTraceRecord) { .info = TE_RECORD_PAD };
+        te->queue[te->queue_len - 1] =
+            (RISCVTraceRecord) { .info = TE_RECORD_PAD };
         te_publish(te, 1);
     }
-    te->room = &te->queue[first];
-    *limit = te->room + MIN(TE_BATCH, te->queue_len - first);
+    te->room = &te->queue[room.first];
+    *limit = te->room + room.len;
     return te->room;
 }
 
