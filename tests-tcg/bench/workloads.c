@@ -39,6 +39,7 @@
  */
 #include "rvtest.h"
 #include "ctr_record.h"
+#include "../pmu/pdis_test.h"
 #include "../trace/rvtrace.h"
 
 /* ------------------------------------------------------------ kernels */
@@ -366,14 +367,6 @@ static void pmu_overflow(unsigned irq)
 }
 
 /* PDIS (docs/pdis.rst) in batch mode: records wrap in pdis_buf. */
-#define CSR_MPDISCTL        0xbc8
-#define CSR_MPDISCTLH       0xbd8
-#define CSR_SPDISCOUNTER    0x5c9
-#define CSR_SPDISCOUNTERH   0x5d9
-#define CSR_SPDISAMBCS      0x5cd
-#define CSR_SPDISAMBCSH     0x5dd
-#define CSR_SPDISAMBADDR    0x5ce
-#define IRQ_LAMBI           14
 #define PDIS_BUF_SIZE       65536
 
 static uint8_t pdis_buf[PDIS_BUF_SIZE] __attribute__((aligned(PDIS_BUF_SIZE)));
@@ -383,30 +376,22 @@ static void pdis_lambi(unsigned irq)
 {
     (void)irq;
     pdis_wraps++;
-    csr_clear(CSR_SPDISAMBCS, 4);           /* BMI */
-    csr_clear(mip, 1UL << IRQ_LAMBI);
+    csr_clear(CSR_SPDISAMBCS, AMB_BMI);
+    csr_clear(mip, LAMBIP);
 }
 
 static void pdis_start(void)
 {
     uint32_t period = rv_arg_value("pdis=", 100000);
-    /* M, MEM, OF (batch), SEL=0 */
-    uint64_t ctl = 1ULL << 62 | 1ULL << 63 | 1ULL << 32;
-    uint64_t counter = (uint64_t)(uint32_t)-period << 32 | (uint32_t)-period;
-    /* EN, SIZE 4 (64 KiB), BMITH 0 (the wrap), BMIEN */
-    uint64_t ambcs = 1 | 4 << 7 | 1ULL << 34;
 
-#if RV_XLEN == 32
-    csr_write(CSR_MPDISCTLH, ctl >> 32);
-    csr_write(CSR_SPDISCOUNTERH, counter >> 32);
-    csr_write(CSR_SPDISAMBCSH, ambcs >> 32);
-#endif
-    csr_write(CSR_MPDISCTL, (unsigned long)ctl);
-    csr_write(CSR_SPDISCOUNTER, (unsigned long)counter);
+    /* M, MEM, OF (batch), every instruction; EN, 64 KiB, BMI at the wrap */
+    pdis_write(CSR_MPDISCTL, PDIS_M | PDIS_MEM | PDIS_OF | PDIS_SEL_ALL);
+    pdis_write(CSR_SPDISCOUNTER, pdis_counter(period, period));
     csr_write(CSR_SPDISAMBADDR, (unsigned long)pdis_buf);
-    csr_write(CSR_SPDISAMBCS, (unsigned long)ambcs);
+    pdis_write(CSR_SPDISAMBCS, AMB_EN | AMB_SIZE(4) | AMB_BMITH(0) |
+                               AMB_BMIEN);
     rv_irq_set_handler(IRQ_LAMBI, pdis_lambi);
-    csr_set(mie, 1UL << IRQ_LAMBI);
+    csr_set(mie, LAMBIP);
     rv_irq_enable();
     csr_clear(mcountinhibit, 2);
 }
@@ -415,7 +400,7 @@ static unsigned long pdis_records(void)
 {
     unsigned long used = csr_read(CSR_SPDISAMBADDR) - (unsigned long)pdis_buf;
 
-    return (pdis_wraps * PDIS_BUF_SIZE + used) / (RV_XLEN == 64 ? 64 : 32);
+    return (pdis_wraps * PDIS_BUF_SIZE + used) / PDIS_RECORD_SIZE;
 }
 
 static void pmu_start(void)

@@ -8,6 +8,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "rvtest.h"
+#include "../pmu/pdis_test.h"
 #include "etrace.h"
 #include "../trace/rvtrace.h"
 
@@ -245,15 +246,7 @@ static void pmu_sampling(void)
 
 /* -------------------------------------------------- PDIS sampling */
 
-#define CSR_MPDISCTL        0xbc8
-#define CSR_MPDISCTLH       0xbd8
-#define CSR_SPDISCOUNTER    0x5c9
-#define CSR_SPDISCOUNTERH   0x5d9
-#define CSR_SPDISAMBCS      0x5cd
-#define CSR_SPDISAMBCSH     0x5dd
-#define CSR_SPDISAMBADDR    0x5ce
 #define PDIS_PERIOD         101
-#define PDIS_RECORD         (RV_XLEN == 64 ? 64 : 32)
 
 static uint8_t pdis_buf[65536] __attribute__((aligned(65536)));
 static volatile uint32_t small_table[1024];            /* 4 KiB */
@@ -281,15 +274,6 @@ static unsigned __attribute__((noinline)) walk_large(unsigned n)
     return acc;
 }
 
-/* CSR instructions in the code (no stub): the decoder sees them all. */
-#if RV_XLEN == 32
-#define PDIS_WRITE64(csr, csrh, v) do {                         \
-        csr_write(csrh, (uint64_t)(v) >> 32);                   \
-        csr_write(csr, (unsigned long)(v));                     \
-    } while (0)
-#else
-#define PDIS_WRITE64(csr, csrh, v) csr_write(csr, (v))
-#endif
 
 /*
  * Every 101st load or store into a 64 KiB buffer (batch mode: OF=1, no
@@ -309,24 +293,22 @@ static void pdis_profile(void)
         small_table[i] = i;
     }
     csr_set(mcountinhibit, 2);
-    PDIS_WRITE64(CSR_MPDISCTL, CSR_MPDISCTLH,
-                 1ULL << 62 | 1ULL << 63 | 1ULL << 32 | 3);
-    PDIS_WRITE64(CSR_SPDISCOUNTER, CSR_SPDISCOUNTERH,
-                 (uint64_t)(uint32_t)-PDIS_PERIOD << 32 |
-                 (uint32_t)-PDIS_PERIOD);
+    /* M, OF (batch), MEM, loads and stores; every 101st; EN, 64 KiB */
+    pdis_write(CSR_MPDISCTL, PDIS_M | PDIS_OF | PDIS_MEM | PDIS_SEL_LDST);
+    pdis_write(CSR_SPDISCOUNTER, pdis_counter(PDIS_PERIOD, PDIS_PERIOD));
     csr_write(CSR_SPDISAMBADDR, (unsigned long)pdis_buf);
-    PDIS_WRITE64(CSR_SPDISAMBCS, CSR_SPDISAMBCSH, 1 | 4 << 7);  /* EN, 64K */
+    pdis_write(CSR_SPDISAMBCS, AMB_EN | AMB_SIZE(4));
     csr_clear(mcountinhibit, 2);
     result = walk_small(20000) + walk_large(20000);
     csr_set(mcountinhibit, 2);
     end = csr_read(CSR_SPDISAMBADDR);
-    n = (end - (unsigned long)pdis_buf) / PDIS_RECORD;
+    n = (end - (unsigned long)pdis_buf) / PDIS_RECORD_SIZE;
     rv_printf("  walk_small + walk_large = %u; PDIS sampled every %u loads "
               "and stores: %lu records\n", result, PDIS_PERIOD, n);
     for (unsigned long i = 0; i < n; i++) {
         rv_printf("pdis-record ");
-        for (unsigned b = 0; b < PDIS_RECORD; b++) {
-            rv_printf("%02x", pdis_buf[i * PDIS_RECORD + b]);
+        for (unsigned b = 0; b < PDIS_RECORD_SIZE; b++) {
+            rv_printf("%02x", pdis_buf[i * PDIS_RECORD_SIZE + b]);
         }
         rv_printf("\n");
     }
