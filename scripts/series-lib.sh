@@ -89,6 +89,12 @@ build_series_chain() {
     trap "rm -rf '$tmp'" RETURN
     local -x GIT_INDEX_FILE=$tmp/index GIT_DIR=$gitdir
     git read-tree rvpa-base
+    local -a overlay_dests=()
+    if [ "$with_overlay" = 0 ]; then
+        while read -r f; do
+            overlay_dests+=("$(overlay_dest "$f")")
+        done < <(overlay_files)
+    fi
     parent=$(git rev-parse rvpa-base^{commit})
     while read -r patch overlay; do
         local pf=$RVPA_ROOT/patches/$patch
@@ -112,7 +118,12 @@ build_series_chain() {
                     "(QEMU base $(git describe --always rvpa-base)):" $'\n'"$err"
             fi
         fi
-        if [ "$with_overlay" = 1 ]; then
+        if [ "$with_overlay" = 0 ]; then
+            # A patch may create a file that a project file replaces later
+            # (code motion first, then the change): the link is what the
+            # tree holds, so the chain never does.
+            git update-index -q --force-remove -- "${overlay_dests[@]}"
+        else
             for f in $overlay; do
                 dest=$(overlay_dest "$f")
                 [ -n "$dest" ] || die "patches/series: $f is not in an overlay folder"

@@ -2,8 +2,9 @@
 # The tree and series scripts on a scratch copy of the project and of
 # qemu/src: idempotent sync, a patch that no longer applies names the
 # patch and the file, an edit made in place is refused (and dropped with
-# --force), stale links go, edit-patch.sh, and export-series.sh refusing
-# unlisted overlay files and reporting checkpatch errors.
+# --force), stale links go, a file a patch creates and a later overlay
+# file replaces (code motion), edit-patch.sh, and export-series.sh
+# refusing unlisted overlay files and reporting checkpatch errors.
 set -u
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,7 +14,7 @@ ok() { echo "ok - $*"; }
 not_ok() { echo "not ok - $*"; fail=1; }
 
 [ -d "$root/qemu/src/.git" ] || { echo "1..0 # SKIP no qemu/src (run scripts/fetch-qemu.sh)"; exit 0; }
-echo "1..10"
+echo "1..11"
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
@@ -32,6 +33,24 @@ src=$scratch/proj/qemu/src
 out=$(bash "$tree" 2>&1) && [ -L "$src/target/riscv/insn_class.c" ] &&
     ok "sync applies the series and links the overlay" ||
     not_ok "sync: $out"
+
+# Patch 0004 creates target/riscv/ctr.c (the CTR engine moved verbatim),
+# 0005 replaces it with the project's file: the tree holds the link, the
+# exported series both versions.
+export=$scratch/proj/scripts/export-series.sh
+moved=$(grep -n '^0004-' "$scratch/proj/patches/series" | cut -d: -f1)
+if [ -L "$src/target/riscv/ctr.c" ] && [ -n "$moved" ] &&
+   bash "$export" "$scratch/motion" >/dev/null 2>&1; then
+    m=$(ls "$scratch"/motion/0004-*.patch "$scratch"/motion/0005-*.patch 2>/dev/null)
+    if grep -q '^+ \* Moved from cpu_helper.c and csr.c' $m &&
+       grep -q '^- \* Moved from cpu_helper.c and csr.c' $m; then
+        ok "a file a patch creates and a later overlay file replaces"
+    else
+        not_ok "the code-motion file is not in patch 4 or not replaced in 5"
+    fi
+else
+    not_ok "code motion: no link for target/riscv/ctr.c or the export failed"
+fi
 
 before=$(stat -c %Y "$src/target/riscv/meson.build")
 sleep 1
@@ -89,7 +108,6 @@ grep -q '^+/\* hook \*/' "$p3" && grep -q '^+/\* more \*/' "$p3" &&
     [ -z "$(git -C "$src" status --porcelain --untracked-files=no)" ] &&
     ok "edit-patch amend folds an edit into the last patch" ||
     not_ok "edit-patch amend: $out"
-export=$scratch/proj/scripts/export-series.sh
 printf '/* x */\n' > "$scratch/proj/target-riscv/unlisted.c"
 if out=$(bash "$export" "$scratch/series" 2>&1); then
     not_ok "an overlay file missing from patches/series was exported"
