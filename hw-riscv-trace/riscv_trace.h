@@ -57,8 +57,12 @@ struct RISCVTraceSinkClass {
     /* Bytes the sink accepts now: 0 when off or full, SIZE_MAX unbounded */
     size_t (*space)(RISCVTraceSink *sink);
     void (*write)(RISCVTraceSink *sink, const uint8_t *buf, size_t len);
-    /* End of a burst: pad to the sink's word size. */
-    void (*flush)(RISCVTraceSink *sink);
+    /*
+     * End of a burst: pad to the sink's word size with pad, the format's
+     * filler (E-trace 0, N-trace idle 0xFF), which the sink also uses
+     * when it is disabled in the middle of a word.
+     */
+    void (*flush)(RISCVTraceSink *sink, uint8_t pad);
 };
 
 #define TYPE_RISCV_TRACE_ENCODER "riscv-trace-encoder"

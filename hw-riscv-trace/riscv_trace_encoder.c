@@ -39,6 +39,7 @@
 #include "riscv_trace_queue.h"
 #include "etrace.h"
 #include "etrace-filter.h"
+#include "ntrace.h"
 #include "trace.h"
 
 REG32(TE_CONTROL, 0x000)        /* trTeControl */
@@ -49,6 +50,7 @@ REG32(TE_CONTROL, 0x000)        /* trTeControl */
     FIELD(TE_CONTROL, INHIBIT_SRC, 15, 1)
     FIELD(TE_CONTROL, SYNC_MODE, 16, 2)
     FIELD(TE_CONTROL, SYNC_MAX, 20, 4)
+    FIELD(TE_CONTROL, FORMAT, 24, 3)
 REG32(TE_IMPL, 0x004)
 REG32(TE_INST_FEATURES, 0x008)  /* trTeInstFeatures: etrace-regs.h */
     FIELD(TE_INST_FEATURES, NO_ADDR_DIFF, ETRACE_FEAT_NO_ADDR_DIFF, 1)
@@ -74,9 +76,21 @@ REG32(TE_DISCOVERY1, 0xE04)
                          R_TE_CONTROL_INHIBIT_SRC_MASK | \
                          R_TE_CONTROL_INST_MODE_MASK | \
                          R_TE_CONTROL_SYNC_MODE_MASK | \
-                         R_TE_CONTROL_SYNC_MAX_MASK)
-/* The only InstMode: instruction delta trace ("optimized", 6). */
+                         R_TE_CONTROL_SYNC_MAX_MASK | \
+                         R_TE_CONTROL_FORMAT_MASK)
+/* trTeFormat: E-trace (0) or N-trace (1) */
+#define TE_FORMAT_ETRACE        0
+#define TE_FORMAT_NTRACE        1
+/*
+ * InstMode: E-trace's instruction delta trace ("optimized", 6); N-trace
+ * has branch trace (BTM, 3) and history trace (HTM, 6).
+ */
 #define TE_INST_MODE_DELTA      6
+/* trTeInstFeatures fields N-trace has (the rest read 0 in N-trace) */
+#define TE_NTRACE_FEATURES      (R_TE_INST_FEATURES_EN_IMPLICIT_RETURN_MASK | \
+                                 R_TE_INST_FEATURES_IR_MODE_MASK | \
+                                 R_TE_INST_FEATURES_SRC_ID_MASK | \
+                                 R_TE_INST_FEATURES_SRC_BITS_MASK)
 #define TE_SRC_BITS_MAX         12
 
 /* Bytes gathered before they go to the sinks. */
@@ -133,7 +147,9 @@ struct RISCVTraceEncoderState {
 
     /* Encoding */
     ETraceParams params;
-    ETraceEncoder *enc;
+    unsigned format;        /* the trace's trTeFormat, from its start */
+    ETraceEncoder *enc;     /* the codec of that format */
+    NTraceEncoder *nenc;
     bool stopping;          /* the hart has not yet run the stop */
     bool suspended;         /* the VM stopped: the codec's trace ended */
     ETraceOptions options;  /* the trace's, from when it started */
@@ -313,12 +329,27 @@ static inline void te_trace_block(RISCVTraceEncoderState *te,
                                     b->cause, b->tval, b->epc);
 }
 
+static bool te_ntrace(RISCVTraceEncoderState *te)
+{
+    return te->format == TE_FORMAT_NTRACE;
+}
+
+/* The codec of the trace's format lost what the sinks dropped. */
+static void te_codec_lost(RISCVTraceEncoderState *te)
+{
+    if (te_ntrace(te)) {
+        ntrace_encoder_lost(te->nenc);
+    } else {
+        etrace_encoder_lost(te->enc);
+    }
+}
+
 /* The sinks dropped a packet: the codec starts over after a loss. */
 static void te_check_lost(RISCVTraceEncoderState *te)
 {
     if (te->lost) {
         te->lost = false;
-        etrace_encoder_lost(te->enc);
+        te_codec_lost(te);
     }
 }
 
@@ -328,7 +359,11 @@ static void te_encode(void *opaque, const ETraceBlock *b)
     RISCVTraceEncoderState *te = opaque;
 
     te_trace_block(te, b);
-    etrace_encoder_block(te->enc, b);
+    if (te_ntrace(te)) {
+        ntrace_encoder_block(te->nenc, b);
+    } else {
+        etrace_encoder_block(te->enc, b);
+    }
     te_check_lost(te);
 }
 
@@ -353,7 +388,7 @@ static unsigned te_encode_unpacked(RISCVTraceEncoderState *te,
                                i ? 0 : te->ctype, &b);
         if (b.run && etrace_filter_active(&te->filter)) {
             /* reported before the hart knew of the filter: no addresses */
-            etrace_encoder_lost(te->enc);
+            te_codec_lost(te);
         } else if (etrace_filter_active(&te->filter)) {
             etrace_filter_block(&te->filter, &b, te_encode, te);
         } else {
@@ -373,7 +408,7 @@ static unsigned te_encode_blocks(RISCVTraceEncoderState *te,
     if (te->prev_const_rd) {
         n = MIN(n, etrace_packed_len(rec->info));
     }
-    if (etrace_filter_active(&te->filter) ||
+    if (te_ntrace(te) || etrace_filter_active(&te->filter) ||
         trace_event_get_state_backends(TRACE_RISCV_TRACE_ENCODER_BLOCK)) {
         k = te_encode_unpacked(te, rec, n);
     } else {
@@ -604,12 +639,14 @@ static void te_options(RISCVTraceEncoderState *te, ETraceOptions *o)
 }
 
 /*
- * Runs of branch blocks (see trace_ingress.h): filters and the branch
- * predictor need every branch block's address.
+ * Runs of branch blocks (see trace_ingress.h): filters, the branch
+ * predictor and N-trace (I-CNT at each taken branch) need every branch
+ * block's address.
  */
 static bool te_runs_allowed(RISCVTraceEncoderState *te)
 {
-    return !etrace_filter_active(&te->filter) && !te->bpred;
+    return !etrace_filter_active(&te->filter) && !te->bpred &&
+           !te_ntrace(te);
 }
 
 /* The context when tracing starts: later changes come as records. */
@@ -636,18 +673,59 @@ static void te_source_params(RISCVTraceEncoderState *te)
     te->params.src_id = bits ? extract32(id, 0, bits) : 0;
 }
 
-/* A new codec starts the trace: a support packet, a sync to come. */
-static bool te_start_codec(RISCVTraceEncoderState *te)
+static void te_free_codec(RISCVTraceEncoderState *te)
 {
     etrace_encoder_free(te->enc);
-    te->enc = etrace_encoder_new(&te->params, te_emit, te);
-    if (!te->enc) {
+    te->enc = NULL;
+    ntrace_encoder_free(te->nenc);
+    te->nenc = NULL;
+}
+
+/* N-trace's settings: the E-trace options and trTeControl. */
+static bool te_start_ntrace(RISCVTraceEncoderState *te)
+{
+    NTraceParams p = {
+        .xlen = te->params.iaddress_width_p,
+        .src_bits = te->params.src_bits, .src_id = te->params.src_id,
+    };
+    NTraceOptions o = {
+        .mode = FIELD_EX32(te->control, TE_CONTROL, INST_MODE),
+        .implicit_return = te->options.implicit_return,
+        .context = FIELD_EX32(te->control, TE_CONTROL, CONTEXT),
+        .sync_mode = te->options.sync_mode,
+        .sync_max = te->options.sync_max,
+    };
+
+    te->nenc = ntrace_encoder_new(&p, te_emit, te);
+    if (!te->nenc) {
         return false;
     }
+    ntrace_encoder_start(te->nenc, &o);
+    return true;
+}
+
+/*
+ * A new codec of the format trTeFormat selects starts the trace: a
+ * support packet (E-trace), a sync to come.
+ */
+static bool te_start_codec(RISCVTraceEncoderState *te)
+{
+    te_free_codec(te);
+    te->format = FIELD_EX32(te->control, TE_CONTROL, FORMAT);
     te->prev_const_rd = 0;
     te->ctype = 0;
     te->budget = te_sink_space(te);
-    etrace_encoder_start(te->enc, &te->options);
+    if (te_ntrace(te)) {
+        if (!te_start_ntrace(te)) {
+            return false;
+        }
+    } else {
+        te->enc = etrace_encoder_new(&te->params, te_emit, te);
+        if (!te->enc) {
+            return false;
+        }
+        etrace_encoder_start(te->enc, &te->options);
+    }
     te_flush(te);
     return true;
 }
@@ -656,14 +734,18 @@ static bool te_start_codec(RISCVTraceEncoderState *te)
 static void te_end_codec(RISCVTraceEncoderState *te)
 {
     te->budget = te_sink_space(te);
-    etrace_encoder_stop(te->enc);
+    if (te_ntrace(te)) {
+        ntrace_encoder_stop(te->nenc);
+    } else {
+        etrace_encoder_stop(te->enc);
+    }
     te_flush(te);
     for (int i = 0; i < ARRAY_SIZE(te->sink); i++) {
         RISCVTraceSinkClass *sc;
         RISCVTraceSink *sink = te_sink(te, i, &sc);
 
         if (sink) {
-            sc->flush(sink);
+            sc->flush(sink, te_ntrace(te) ? NTRACE_IDLE : 0);
         }
     }
 }
@@ -837,31 +919,31 @@ static uint32_t te_control_defaults(void)
            4 << R_TE_CONTROL_SYNC_MAX_SHIFT;
 }
 
-static void te_write_control(RISCVTraceEncoderState *te, uint32_t val)
+/*
+ * trTeFormat 0 or 1 (another value: 0); InstMode, when not 0 (off), one
+ * of the format's: 6 for E-trace, 3 or 6 for N-trace, else 6.
+ */
+static uint32_t te_legal_control(uint32_t val)
 {
-    uint32_t old = te->control;
+    unsigned format = FIELD_EX32(val, TE_CONTROL, FORMAT);
+    unsigned mode = FIELD_EX32(val, TE_CONTROL, INST_MODE);
 
-    if (!(val & R_TR_CONTROL_ACTIVE_MASK)) {
-        te->control = 0;
-        te->inst_features = 0;
-        etrace_filter_reset(&te->filter);
-    } else if (!(old & R_TR_CONTROL_ACTIVE_MASK)) {
-        te->control = te_control_defaults();
-    } else {
-        if (FIELD_EX32(val, TE_CONTROL, INST_MODE)) {
-            val = FIELD_DP32(val, TE_CONTROL, INST_MODE, TE_INST_MODE_DELTA);
-        }
-        te->control = (val & TE_CONTROL_RW) |
-                      (old & R_TE_CONTROL_STALL_OR_OVERFLOW_MASK & ~val);
-        if (!FIELD_EX32(old, TR_CONTROL, ENABLE) &&
-            FIELD_EX32(val, TR_CONTROL, ENABLE)) {
-            te->control &= ~R_TE_CONTROL_STALL_OR_OVERFLOW_MASK;
-        }
+    if (format != TE_FORMAT_NTRACE) {
+        format = TE_FORMAT_ETRACE;
     }
-    te_update(te);
+    if (mode && !(format == TE_FORMAT_NTRACE && mode == NTRACE_MODE_BTM)) {
+        mode = TE_INST_MODE_DELTA;
+    }
+    val = FIELD_DP32(val, TE_CONTROL, FORMAT, format);
+    return FIELD_DP32(val, TE_CONTROL, INST_MODE, mode);
 }
 
-static uint32_t te_legal_features(uint32_t val)
+/*
+ * trTeInstFeatures: the fields of the format trTeControl selects (N-trace
+ * has no address, branch prediction, jump target cache or sequential
+ * jump options).
+ */
+static uint32_t te_legal_features(RISCVTraceEncoderState *te, uint32_t val)
 {
     uint32_t f = val & (R_TE_INST_FEATURES_NO_ADDR_DIFF_MASK |
                         R_TE_INST_FEATURES_NO_TRAP_ADDR_MASK |
@@ -878,15 +960,49 @@ static uint32_t te_legal_features(uint32_t val)
         ir_mode = ETRACE_FEAT_IR_MODE_STACK;
     }
     f = FIELD_DP32(f, TE_INST_FEATURES, IR_MODE, ir_mode);
-    return FIELD_DP32(f, TE_INST_FEATURES, SRC_BITS,
-                      MIN(src_bits, TE_SRC_BITS_MAX));
+    f = FIELD_DP32(f, TE_INST_FEATURES, SRC_BITS,
+                   MIN(src_bits, TE_SRC_BITS_MAX));
+    if (FIELD_EX32(te->control, TE_CONTROL, FORMAT) == TE_FORMAT_NTRACE) {
+        f &= TE_NTRACE_FEATURES;
+    }
+    return f;
+}
+
+static void te_write_control(RISCVTraceEncoderState *te, uint32_t val)
+{
+    uint32_t old = te->control;
+
+    if (!(val & R_TR_CONTROL_ACTIVE_MASK)) {
+        te->control = 0;
+        te->inst_features = 0;
+        etrace_filter_reset(&te->filter);
+    } else if (!(old & R_TR_CONTROL_ACTIVE_MASK)) {
+        te->control = te_control_defaults();
+    } else {
+        val = te_legal_control(val);
+        te->control = (val & TE_CONTROL_RW) |
+                      (old & R_TE_CONTROL_STALL_OR_OVERFLOW_MASK & ~val);
+        if (!FIELD_EX32(old, TR_CONTROL, ENABLE) &&
+            FIELD_EX32(val, TR_CONTROL, ENABLE)) {
+            te->control &= ~R_TE_CONTROL_STALL_OR_OVERFLOW_MASK;
+        }
+        /* the features of the other format read 0 */
+        te->inst_features = te_legal_features(te, te->inst_features);
+    }
+    te_update(te);
 }
 
 static uint32_t te_impl(RISCVTraceEncoderState *te)
 {
     bool v2 = te->arch == ETRACE_ARCH_2_0;
 
-    /* ProtocolMajor (bits 19:16) and ProtocolMinor (23:20): 1.1 or 2.0 */
+    /*
+     * ProtocolMajor (bits 19:16) and ProtocolMinor (23:20) of the format
+     * trTeFormat selects: E-trace 1.1 or 2.0, N-trace 1.0.
+     */
+    if (FIELD_EX32(te->control, TE_CONTROL, FORMAT) == TE_FORMAT_NTRACE) {
+        return riscv_trace_impl_v1(TR_COMP_ENCODER) | 1 << 16;
+    }
     return riscv_trace_impl_v1(TR_COMP_ENCODER) |
            (v2 ? 2 : 1) << 16 | (v2 ? 0 : 1) << 20;
 }
@@ -937,7 +1053,7 @@ static void te_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
                       "to 0x%" HWADDR_PRIx " while not Active, ignored\n",
                       te->cpu->cpu_index, addr);
     } else if (addr == A_TE_INST_FEATURES) {
-        te->inst_features = te_legal_features(val);
+        te->inst_features = te_legal_features(te, val);
     } else if (etrace_filter_is_reg(addr)) {
         te_write_filter(te, addr, val);
     } else {
@@ -967,7 +1083,7 @@ static void te_reset(DeviceState *dev)
     te_write_control(te, 0);
     if (te->trace_from_reset) {
         te_write_control(te, R_TR_CONTROL_ACTIVE_MASK);
-        te->inst_features = te_legal_features(
+        te->inst_features = te_legal_features(te,
             te->reset_src_id << R_TE_INST_FEATURES_SRC_ID_SHIFT |
             te->reset_src_bits << R_TE_INST_FEATURES_SRC_BITS_SHIFT);
         te_write_control(te, te->control | R_TR_CONTROL_ENABLE_MASK |
@@ -1035,8 +1151,7 @@ static void te_unrealize(DeviceState *dev)
         qemu_vfree(te->queue);
         te->queue = NULL;
     }
-    etrace_encoder_free(te->enc);
-    te->enc = NULL;
+    te_free_codec(te);
 }
 
 /*

@@ -56,7 +56,7 @@ static void pib_write(RISCVTraceSink *sink, const uint8_t *buf, size_t len)
     trace_riscv_trace_pibsink_write(len, s->bytes);
 }
 
-static void pib_flush(RISCVTraceSink *sink)
+static void pib_flush(RISCVTraceSink *sink, uint8_t pad)
 {
 }
 

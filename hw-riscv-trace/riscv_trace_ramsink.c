@@ -6,7 +6,8 @@
  * Data.  The write pointer wraps to Start (setting Wrap, WPLow bit 0)
  * unless StopOnWrap turns the sink off when the buffer is full.  Bytes go
  * out LSB first; the pointers count 32-bit words, so a burst that ends
- * inside a word is padded with zero bytes, which trace decoders skip.
+ * inside a word is padded with the trace format's filler (E-trace zero
+ * bytes, N-trace idle bytes), which trace decoders skip.
  *
  * A buffer that is not entirely RAM (MMIO, holes, Limit below Start) takes
  * nothing: the encoder then reports the loss.  Mode, like Start, Limit and
@@ -71,6 +72,7 @@ struct RISCVTraceRamSinkState {
 
     uint8_t *sram;
     bool smem_ok;           /* [start, limit + 3] is RAM, checked at enable */
+    uint8_t pad;            /* the filler of the last flush */
 };
 
 static bool ram_smem(RISCVTraceRamSinkState *s)
@@ -180,14 +182,16 @@ static void ram_write(RISCVTraceSink *sink, const uint8_t *buf, size_t len)
     trace_riscv_trace_ramsink_write(s->wp, len);
 }
 
-/* Pad to a word with zero bytes: WP counts words. */
-static void ram_flush(RISCVTraceSink *sink)
+/* Pad to a word with the format's filler: WP counts words. */
+static void ram_flush(RISCVTraceSink *sink, uint8_t pad)
 {
     RISCVTraceRamSinkState *s = RISCV_TRACE_RAMSINK(sink);
-    static const uint8_t zeros[4];
+    uint8_t fill[4];
 
+    s->pad = pad;
     if (s->wp & 3) {
-        ram_write(sink, zeros, 4 - (s->wp & 3));
+        memset(fill, pad, sizeof(fill));
+        ram_write(sink, fill, 4 - (s->wp & 3));
     }
 }
 
@@ -220,7 +224,7 @@ static void ram_write_control(RISCVTraceRamSinkState *s, uint32_t val)
     if ((old & R_TR_CONTROL_ENABLE_MASK) && !(val & R_TR_CONTROL_ENABLE_MASK)) {
         /* Enable 1->0 flushes: no partial word is left behind. */
         s->control |= R_TR_CONTROL_ENABLE_MASK;
-        ram_flush(RISCV_TRACE_SINK(s));
+        ram_flush(RISCV_TRACE_SINK(s), s->pad);
         s->control &= ~R_TR_CONTROL_ENABLE_MASK;
     }
 }
@@ -361,6 +365,7 @@ static void ram_reset(DeviceState *dev)
     s->start = s->wp = s->rp = 0;
     s->limit = s->sram_size - 4;    /* SRAM: the whole buffer */
     s->wrap = false;
+    s->pad = 0;
     s->smem_ok = false;
 }
 
@@ -397,6 +402,25 @@ static int ram_post_load(void *opaque, int version_id)
     return 0;
 }
 
+static bool ram_pad_needed(void *opaque)
+{
+    RISCVTraceRamSinkState *s = opaque;
+
+    return s->pad != 0;
+}
+
+/* The filler of an N-trace stream (E-trace's, 0, is the default). */
+static const VMStateDescription vmstate_ram_pad = {
+    .name = TYPE_RISCV_TRACE_RAMSINK "/pad",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = ram_pad_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT8(pad, RISCVTraceRamSinkState),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
 static const VMStateDescription vmstate_ram = {
     .name = TYPE_RISCV_TRACE_RAMSINK,
     .version_id = 1,
@@ -412,6 +436,10 @@ static const VMStateDescription vmstate_ram = {
         VMSTATE_VBUFFER_UINT32(sram, RISCVTraceRamSinkState, 1, NULL,
                                sram_size),
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * const []) {
+        &vmstate_ram_pad,
+        NULL
     }
 };
 

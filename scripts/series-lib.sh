@@ -35,6 +35,8 @@ HOST_ONLY_FILES=(
     "hw-riscv-trace/codec/include/etrace-deframe.h"
     "hw-riscv-trace/codec/etrace-demux.c"
     "hw-riscv-trace/codec/include/etrace-demux.h"
+    "hw-riscv-trace/codec/ntrace-decoder.c"
+    "hw-riscv-trace/codec/include/ntrace-decoder.h"
 )
 
 # overlay_dest PROJECT-RELATIVE-PATH: the path inside QEMU, or nothing.

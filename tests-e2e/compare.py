@@ -40,6 +40,10 @@ FETCH_FAULTS = {1, 12, 20}
 # (ebreak, c.ebreak; a trigger's breakpoint comes before its instruction
 # executes, which the execlog then does not hold either) and the ecalls.
 RETIRED_TRAPS = {3, 8, 9, 10, 11}
+# An exception without a cause (N-trace): the instruction at its EPC is
+# in the execlog if it was fetched, but it did not retire (ecall, ebreak,
+# a fault), so the decoded trace skips one execlog entry or none.
+UNKNOWN_SKIP = -1
 MAX_CANDIDATES = 100000
 CONTEXT = 6
 
@@ -85,7 +89,9 @@ def read_decoded(path):
             if seg is not None:
                 seg.events.append((len(seg.addrs), ' '.join(words)))
             if kind == 'trap' and fields.get('kind') == 'exception':
-                if int(fields['cause']) not in FETCH_FAULTS | RETIRED_TRAPS:
+                if 'cause' not in fields:
+                    pending_skip = UNKNOWN_SKIP
+                elif int(fields['cause']) not in FETCH_FAULTS | RETIRED_TRAPS:
                     pending_skip += 1
             elif kind in ('gap', 'end', 'error'):
                 if seg is not None:
@@ -121,12 +127,22 @@ def read_execlog(path, hart):
     return addrs, texts
 
 
+def skip_to(seg, ex, i, j):
+    """The execlog position of seg's instruction i, expected at j."""
+    if seg.skips[i] == UNKNOWN_SKIP:
+        if (j >= len(ex) or ex[j] != seg.addrs[i]) and j + 1 < len(ex) and \
+                ex[j + 1] == seg.addrs[i]:
+            return j + 1
+        return j
+    return j + seg.skips[i]
+
+
 def match_at(seg, ex, start):
     """Match seg at execlog position start: (end, None) or (None, (i, j))."""
     j = start
     for i, addr in enumerate(seg.addrs):
         if i:   # the first one is where the segment was found
-            j += seg.skips[i]
+            j = skip_to(seg, ex, i, j)
         if j >= len(ex) or ex[j] != addr:
             return None, (i, j)
         j += 1
@@ -153,12 +169,12 @@ def find_segment(seg, ex, cursor, anchored):
     return None, None, best
 
 
-def segment_positions(seg, start):
+def segment_positions(seg, ex, start):
     """The execlog positions of seg's instructions, found at start."""
     pos, j = [], start
     for i in range(len(seg.addrs)):
         if i:
-            j += seg.skips[i]
+            j = skip_to(seg, ex, i, j)
         pos.append(j)
         j += 1
     return pos
@@ -232,7 +248,7 @@ def main(argv=None):
     total = sum(len(s.addrs) for s in segments)
     traps = sum(1 for s in segments for _, e in s.events
                 if e.startswith('trap'))
-    skips = sum(sum(s.skips) for s in segments)
+    skips = sum(sum(k for k in s.skips if k > 0) for s in segments)
     print('execlog: %d instructions of hart %d; decoded: %d instructions in '
           '%d segments, %d traps, %d non-retired' %
           (len(ex), args.hart, total, len(segments), traps, skips))
@@ -253,7 +269,7 @@ def main(argv=None):
               (n, len(seg.addrs), start, end, start - cursor,
                seg.end_reason))
         cursor = end
-        covered.update(segment_positions(seg, start))
+        covered.update(segment_positions(seg, ex, start))
     print('  after the last segment: %d execlog instructions' %
           (len(ex) - cursor))
     errors = [s for s in segments if s.end_reason.startswith('error')]

@@ -105,7 +105,8 @@ static inline void e2e_filter_setup(unsigned long enc)
 /*
  * Trace hart into its RAM sink over buf[0..size), with the options of the
  * command line: trace=F (trTeInstFeatures), syncmode=M syncmax=N,
- * context=1 (trTeContext), stoponwrap=1, filter=range|priv:M.
+ * context=1 (trTeContext), stoponwrap=1, filter=range|priv:M, ntrace=M
+ * (trTeFormat N-trace in trTeInstMode M: 3 BTM, 6 HTM).
  */
 static inline void e2e_trace_start(unsigned hart, void *buf,
                                    unsigned long size)
@@ -124,6 +125,11 @@ static inline void e2e_trace_start(unsigned hart, void *buf,
     }
     if (rv_arg_value("context=", 0)) {
         control |= TE_CONTEXT;
+    }
+    if (rv_arg("ntrace=")) {
+        control = (control & ~(TE_FORMAT_FIELD | TE_INST_MODE_FIELD)) |
+                  TE_FORMAT(TE_FORMAT_NTRACE) |
+                  TE_INST_MODE(rv_arg_value("ntrace=", 6) & 7);
     }
     e2e_filter_setup(enc);
     tr_write(enc, TR_CONTROL, control | TE_INST_TRACING);

@@ -22,6 +22,9 @@
 # decode as one across the migration.  With ram the buffer in guest
 # memory migrates with the VM.
 #
+# A guest command line with ntrace=M traces in N-trace (trTeInstMode M);
+# the decoder is then run with --format ntrace.
+#
 # The test passes when QEMU's guest passes, the decoder exits with 0 and
 # every hart's decoded trace matches its execlog.  On failure the files
 # stay in --workdir for inspection.
@@ -179,8 +182,23 @@ def guest_features(args):
     return m.group(1) if m else '0'
 
 
+def ntrace_args(args):
+    """
+    The guest's ntrace=M selects N-trace; its implicit return setting is
+    not in the stream, so the decoder is told (trace=F bits 3, 7:6).
+    """
+    if not re.search(r'(?:^| )ntrace=\d', args.append or ''):
+        return []
+    features = int(guest_features(args))
+    if not features & 8:
+        return ['--format', 'ntrace']
+    mode = 'counter' if (features >> 6) & 3 == 1 else 'stack'
+    return ['--format', 'ntrace', '--implicit-return=' + mode]
+
+
 def decode(args, trace, out, extra):
-    cmd = [args.decoder, '-e', args.elf] + args.decode_arg + extra
+    cmd = ([args.decoder, '-e', args.elf] + args.decode_arg + extra +
+           ntrace_args(args))
     if int(guest_features(args)) & 2:   # implicit exception
         cmd += TVEC
     if os.path.exists('rom.bin'):

@@ -23,6 +23,7 @@
 #include "etrace-decoder.h"
 #include "etrace-deframe.h"
 #include "etrace-demux.h"
+#include "ntrace-decoder.h"
 #include "rvtrace-image.h"
 
 #ifndef ARRAY_SIZE
@@ -86,6 +87,7 @@ struct Ctx {
     unsigned nsrc_filter;
     unsigned top;
     RVImage *image;
+    bool ntrace;            /* --format ntrace */
     /* state */
     Source **src;           /* by index; created when first seen */
     unsigned nsrc_seen;
@@ -95,6 +97,7 @@ struct Ctx {
     bool stop;
     ETraceDeframer *deframer;
     ETraceDemux *demux;     /* a decoder per source */
+    NTraceDecoder *ndec;    /* N-trace: the one source's decoder */
     Output out;
     /* summary: the segment and the symbol of the last instruction */
     uint64_t *sym_count;    /* per symbol, + 1 for "no symbol" */
@@ -508,8 +511,10 @@ static void event_fields(Source *s, Fields *f, const ETraceDecEvent *ev)
     switch (ev->type) {
     case ETRACE_DEC_TRAP:
         field_str(f, "kind", ev->interrupt ? "interrupt" : "exception");
-        field_u64(f, "cause", ev->cause);
-        field_hex(f, "tvalepc", ev->tvalepc);
+        if (!s->ctx->ntrace) {      /* N-trace sends no cause */
+            field_u64(f, "cause", ev->cause);
+            field_hex(f, "tvalepc", ev->tvalepc);
+        }
         if (ev->trap_from_valid) {
             field_hex(f, "from", ev->trap_from);
         }
@@ -581,6 +586,10 @@ static void on_event(void *opaque, const ETraceDecEvent *ev)
     Source *s = opaque;
     Ctx *c = s->ctx;
 
+    if (c->ntrace) {
+        s->pkt_offset = ev->offset;
+        s->pkt_number = ev->packet;
+    }
     switch (ev->type) {
     case ETRACE_DEC_TRAP:
         if (ev->interrupt) {
@@ -887,6 +896,59 @@ static void check_input_read(Ctx *c, Input *in)
 }
 
 /* The whole stream through the deframer, READ_CHUNK bytes at a time. */
+/*
+ * N-trace: one decoder, of the first --src (default 0); messages of
+ * other sources are counted, not decoded.
+ */
+static void decode_ntrace(Ctx *c, Input *in)
+{
+    unsigned id = c->nsrc_filter ? c->src_filter[0] : 0;
+    NTraceDecoderConfig cfg = {
+        .params = {
+            .xlen = c->params.iaddress_width_p,
+            .src_bits = c->params.src_bits,
+        },
+        .implicit_return = c->options.implicit_return != ETRACE_IR_OFF,
+        .src = id, .find_start = c->find_boundary,
+        .read_parcel = read_parcel, .insn = on_insn, .event = on_event,
+        .max_walk = c->max_walk,
+    };
+    uint8_t *buf = malloc(READ_CHUNK);
+    Source *s = calloc(1, sizeof(*s));
+    NTraceDecStats st;
+    size_t got;
+
+    if (id >> c->params.src_bits) {
+        fprintf(stderr, "rvtrace-decode: --src %u does not fit --src-bits\n",
+                id);
+        exit(EXIT_USAGE);
+    }
+    if (s) {
+        s->ctx = c;
+        s->id = id;
+        c->src[id] = s;
+        c->nsrc_seen = 1;
+        cfg.opaque = s;
+        c->ndec = ntrace_decoder_new(&cfg);
+    }
+    if (!buf || !c->ndec) {
+        fprintf(stderr, "rvtrace-decode: out of memory\n");
+        exit(EXIT_USAGE);
+    }
+    while (!c->stop && (got = input_read(c, in, buf, READ_CHUNK)) > 0) {
+        ntrace_decoder_feed(c->ndec, buf, got);
+    }
+    if (!c->stop) {
+        ntrace_decoder_finish(c->ndec);
+    }
+    ntrace_decoder_stats(c->ndec, &st);
+    c->offset = st.bytes;
+    c->packets = st.messages;
+    c->skipped_bytes = st.skipped;
+    free(buf);
+    check_input_read(c, in);
+}
+
 static void decode_stream(Ctx *c, Input *in)
 {
     static const ETraceDeframerOps ops = {
@@ -903,6 +965,10 @@ static void decode_stream(Ctx *c, Input *in)
     ETraceDeframeEnd end;
     size_t got;
 
+    if (c->ntrace) {
+        decode_ntrace(c, in);
+        return;
+    }
     c->deframer = etrace_deframer_new(&c->params, &c->options, flags, &ops,
                                       c);
     c->demux = etrace_demux_new(&c->params, &c->options, &demux_ops, c);
@@ -941,15 +1007,24 @@ static void decode_stream(Ctx *c, Input *in)
 
 typedef struct Totals {
     ETraceDecStats st;
+    uint64_t messages;      /* N-trace */
     uint64_t insns, branches, taken, exceptions, interrupts;
     uint64_t syncs, gaps, errors;
 } Totals;
 
 static void add_source(Totals *t, const Source *s)
 {
-    ETraceDecStats st;
+    ETraceDecStats st = { 0 };
 
-    etrace_demux_stats(s->ctx->demux, s->id, &st);
+    if (s->ctx->ntrace) {
+        NTraceDecStats nst;
+
+        ntrace_decoder_stats(s->ctx->ndec, &nst);
+        st.instructions = nst.instructions;
+        t->messages += nst.messages;
+    } else {
+        etrace_demux_stats(s->ctx->demux, s->id, &st);
+    }
     for (unsigned i = 0; i < 4; i++) {
         t->st.packets[i] += st.packets[i];
         t->st.f3_subformats[i] += st.f3_subformats[i];
@@ -969,7 +1044,8 @@ static void add_source(Totals *t, const Source *s)
     t->errors += s->errors;
 }
 
-static void print_counts(Output *o, const char *indent, const Totals *t)
+static void print_counts(Output *o, const char *indent, const Totals *t,
+                         bool ntrace)
 {
     out_printf(o, "%sinstructions         %" PRIu64 "\n", indent,
                t->st.instructions);
@@ -981,6 +1057,11 @@ static void print_counts(Output *o, const char *indent, const Totals *t)
     out_printf(o, "%ssyncs                %" PRIu64 "\n", indent, t->syncs);
     out_printf(o, "%sgaps                 %" PRIu64 "\n", indent, t->gaps);
     out_printf(o, "%serrors               %" PRIu64 "\n", indent, t->errors);
+    if (ntrace) {
+        out_printf(o, "%smessages             %" PRIu64 "\n", indent,
+                   t->messages);
+        return;
+    }
     out_printf(o, "%spackets              %" PRIu64 ": format 0 %" PRIu64
                " (0.0 %" PRIu64 ", 0.1 %" PRIu64 "), 1 %" PRIu64 ", 2 %"
                PRIu64 ", 3 %" PRIu64 " (sync %" PRIu64 ", trap %" PRIu64
@@ -1051,13 +1132,13 @@ static void print_summary(Ctx *c)
         if (c->nsrc_seen > 1) {
             add_source(&one, c->src[i]);
             out_printf(&c->out, "source %u:\n", i);
-            print_counts(&c->out, "  ", &one);
+            print_counts(&c->out, "  ", &one, c->ntrace);
         }
     }
     if (c->nsrc_seen > 1) {
         out_printf(&c->out, "all sources:\n");
     }
-    print_counts(&c->out, "", &all);
+    print_counts(&c->out, "", &all, c->ntrace);
     out_printf(&c->out, "bytes                %" PRIu64 " (padding %" PRIu64
                ", skipped %" PRIu64 ", other sources %" PRIu64 ")\n", bytes,
                c->padding, c->skipped_bytes, c->other_bytes);
@@ -1074,6 +1155,7 @@ static const char usage_text[] =
 "NAME\n"
 "    rvtrace-decode - rebuild a RISC-V instruction trace from E-trace "
 "packets\n"
+"    or N-trace messages\n"
 "\n"
 "SYNOPSIS\n"
 "    rvtrace-decode [OPTION]... -e GUEST.elf [-e ...] TRACE\n"
@@ -1089,6 +1171,8 @@ static const char usage_text[] =
 "    trace_lost the decoder resumes at the next sync and the output says\n"
 "    so (a gap event).  Bad input stops it (or, with -k, it goes on from\n"
 "    the next sync).  Memory use does not depend on the trace length.\n"
+"    With --format ntrace the bytes are N-trace 1.0 messages (MDO/MSEO)\n"
+"    of one source (the first --src, default 0).\n"
 "\n"
 "  Program image\n"
 "    -e, --elf FILE        a guest ELF file (ELF32 or ELF64): its PT_LOAD\n"
@@ -1096,6 +1180,8 @@ static const char usage_text[] =
 "    -r, --raw FILE@ADDR   a raw binary loaded at ADDR; repeatable\n"
 "\n"
 "  Input\n"
+"    --format etrace|ntrace\n"
+"                          the trace format (trTeFormat; default etrace)\n"
 "    --wrap OFFSET         TRACE is a whole circular buffer that wrapped\n"
 "                          (RAM sink: Wrap set); its oldest byte is at\n"
 "                          OFFSET (WP - Start).  Implies --find-boundary\n"
@@ -1128,6 +1214,9 @@ static const char usage_text[] =
 "                          branch prediction, 32 jump target cache\n"
 "    --full-address, --implicit-exception, --sijump,\n"
 "    --implicit-return=counter|stack, --branch-prediction,\n"
+"                          (N-trace: --implicit-return is the encoder's\n"
+"                          trTeInstEnImplicitReturn, which the stream\n"
+"                          does not carry)\n"
 "    --jump-target-cache   the same, one at a time\n"
 "    --tvec PRIV=ADDR      trap vector (xtvec value or a symbol name) of\n"
 "                          privilege PRIV (M, S, U or 0..3), for implicit\n"
@@ -1365,7 +1454,7 @@ enum {
     OPT_FULL_ADDRESS, OPT_IMPLICIT_EXCEPTION, OPT_SIJUMP,
     OPT_IMPLICIT_RETURN, OPT_BRANCH_PREDICTION, OPT_JUMP_TARGET_CACHE,
     OPT_TVEC, OPT_MAX_RUN, OPT_MAX_WALK, OPT_TOP, OPT_NO_EVENTS, OPT_OBJDUMP,
-    OPT_PACKETS,
+    OPT_PACKETS, OPT_FORMAT,
 };
 
 static const struct option long_options[] = {
@@ -1373,6 +1462,7 @@ static const struct option long_options[] = {
     { "raw", required_argument, NULL, 'r' },
     { "wrap", required_argument, NULL, OPT_WRAP },
     { "find-boundary", no_argument, NULL, OPT_FIND_BOUNDARY },
+    { "format", required_argument, NULL, OPT_FORMAT },
     { "xlen", required_argument, NULL, OPT_XLEN },
     { "discovery", required_argument, NULL, OPT_DISCOVERY },
     { "arch", required_argument, NULL, OPT_ARCH },
@@ -1430,6 +1520,12 @@ static bool parse_input_option(Ctx *c, int opt)
         return true;
     case OPT_FIND_BOUNDARY:
         c->find_boundary = true;
+        return true;
+    case OPT_FORMAT:
+        if (strcmp(optarg, "etrace") && strcmp(optarg, "ntrace")) {
+            usage_error("--format: etrace or ntrace");
+        }
+        c->ntrace = !strcmp(optarg, "ntrace");
         return true;
     case OPT_SRC:
         if (c->nsrc_filter == MAX_SRC_FILTER) {
@@ -1670,6 +1766,7 @@ static const char *parse_args(Ctx *c, int argc, char **argv)
 static void free_all(Ctx *c)
 {
     etrace_demux_free(c->demux);
+    ntrace_decoder_free(c->ndec);
     for (unsigned i = 0; c->src && i < (1u << c->params.src_bits); i++) {
         free(c->src[i]);
     }

@@ -333,6 +333,11 @@ static void trace_start(uint32_t features, bool pib)
                   TE_SYNC_MODE(rv_arg_value("syncmode=", 1) & 3) |
                   TE_SYNC_MAX(rv_arg_value("syncmax=", 4) & 15);
     }
+    if (rv_arg("ntrace=")) {      /* N-trace in InstMode 3 (BTM) or 6 */
+        control = (control & ~(TE_FORMAT_FIELD | TE_INST_MODE_FIELD)) |
+                  TE_FORMAT(TE_FORMAT_NTRACE) |
+                  TE_INST_MODE(rv_arg_value("ntrace=", 6) & 7);
+    }
     tr_write(enc, TR_CONTROL, control | TE_INST_TRACING);
 }
 

@@ -3,7 +3,7 @@
  * 13) in sip: with the interrupt delegated (mideleg[13]), S mode reads
  * mip.LCOFIP through sip and writes it (an overflow handler clears it
  * there); without the delegation sip.LCOFIP reads 0 and ignores writes.
- * QEMU 10.0.13 masked bit 13 out of sip both ways (patch 0019).
+ * QEMU 10.0.13 masked bit 13 out of sip both ways (patch 0020).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -25,6 +25,11 @@
 #define TE_STALL_OVERFLOW (1u << 12)
 #define TE_SYNC_MODE(x) ((x) << 16)
 #define TE_SYNC_MAX(x)  ((x) << 20)
+#define TE_INST_MODE(x) ((x) << 4)
+#define TE_INST_MODE_FIELD TE_INST_MODE(7)
+#define TE_FORMAT(x)    ((x) << 24)
+#define TE_FORMAT_FIELD TE_FORMAT(7)
+#define TE_FORMAT_NTRACE 1
 #define TE_DISCOVERY0   0xE00
 #define TE_DISCOVERY1   0xE04
 

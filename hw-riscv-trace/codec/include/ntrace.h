@@ -1,0 +1,235 @@
+/*
+ * N-trace codec: messages and encoder of RISC-V N-trace 1.0
+ *
+ * The second trace format of the codec library (trTeFormat 1), beside
+ * E-trace (etrace.h): the same blocks in (ETraceBlock, the hart's
+ * retirement records), IEEE-5001 Nexus messages out, in the MDO/MSEO
+ * byte stream of a Nexus auxiliary port, so that standard N-trace
+ * decoders read them unchanged.  Plain C, QEMU-free like the rest of the
+ * library.
+ *
+ * References: RISC-V N-Trace 1.0 (message fields), its chapter "Rules of
+ * Generating Messages" and the reference encoder pseudo-code there.
+ *
+ * Copyright (c) 2026 The rvpa authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef RISCV_NTRACE_H
+#define RISCV_NTRACE_H
+
+#include "etrace.h"
+
+/*
+ * ---------------------------------------------------------------- bytes
+ *
+ * Each byte is MDO[5:0] << 2 | MSEO[1:0].  MSEO 00: a message's first
+ * byte, bytes of fixed fields and inner bytes of a variable field; 01:
+ * the last byte of a variable field that is not the message's last
+ * field; 11: the message's last byte (and idle, 0xFF).  Fields are
+ * packed least significant bit first into the MDO bits; fixed fields
+ * share bytes, a variable field ends its last byte.
+ */
+#define NTRACE_MSEO_NORMAL      0
+#define NTRACE_MSEO_END_FIELD   1
+#define NTRACE_MSEO_END_MESSAGE 3
+#define NTRACE_IDLE             0xFF
+#define NTRACE_MDO_BITS         6
+
+/* Largest message this codec packs: every field at its largest. */
+#define NTRACE_MAX_MESSAGE      48
+
+/* TCODEs of the messages of RISC-V N-trace (table "Messages") */
+typedef enum NTraceTcode {
+    NTRACE_TCODE_OWNERSHIP = 2,
+    NTRACE_TCODE_DIRECT_BRANCH = 3,
+    NTRACE_TCODE_INDIRECT_BRANCH = 4,
+    NTRACE_TCODE_ERROR = 8,
+    NTRACE_TCODE_PROG_TRACE_SYNC = 9,
+    NTRACE_TCODE_DIRECT_BRANCH_SYNC = 11,
+    NTRACE_TCODE_INDIRECT_BRANCH_SYNC = 12,
+    NTRACE_TCODE_RESOURCE_FULL = 27,
+    NTRACE_TCODE_INDIRECT_BRANCH_HIST = 28,
+    NTRACE_TCODE_INDIRECT_BRANCH_HIST_SYNC = 29,
+    NTRACE_TCODE_REPEAT_BRANCH = 30,
+    NTRACE_TCODE_PROG_TRACE_CORRELATION = 33,
+} NTraceTcode;
+
+/* B-TYPE: what ends the block an indirect message reports */
+#define NTRACE_BTYPE_JUMP       0   /* indirect jump, call, return, xRET */
+#define NTRACE_BTYPE_EXCEPTION  2
+#define NTRACE_BTYPE_INTERRUPT  3
+
+/* SYNC: why a sync message is sent */
+#define NTRACE_SYNC_PERIODIC    2
+#define NTRACE_SYNC_ENABLE      5   /* trace enabled (or filter passes) */
+#define NTRACE_SYNC_OVERRUN     7   /* restart after messages were lost */
+
+/* EVCODE of ProgTraceCorrelation */
+#define NTRACE_EVCODE_DISABLED  4   /* trace disabled (or filter fails) */
+
+/* RCODE of ResourceFull */
+#define NTRACE_RCODE_ICNT       0
+#define NTRACE_RCODE_HIST       1
+
+/* Error: ETYPE 0 (messages lost), ECODE bit 2 (program trace lost) */
+#define NTRACE_ETYPE_OVERRUN    0
+#define NTRACE_ECODE_PROGRAM    (1u << 2)
+
+/* Ownership PROCESS: FORMAT in bits 1:0, PRV 3:2, V 4, CONTEXT above */
+#define NTRACE_PROCESS_FORMAT_PRIV      0   /* V and PRV only */
+#define NTRACE_PROCESS_FORMAT_SCONTEXT  2
+
+/* Field limits: I-CNT is at most 22 bits, HIST at most 32. */
+#define NTRACE_ICNT_MAX         ((1u << 22) - 1)
+#define NTRACE_HIST_BITS        31  /* history bits below the stop bit */
+
+/*
+ * One message, unpacked.  Fields a message does not carry are ignored
+ * when packing and 0 after unpacking; variable fields missing at the end
+ * of a received message (a Nexus message may stop early) read 0.
+ * addr is the F-ADDR (address >> 1) or U-ADDR ((address ^ previous) >>
+ * 1) field.  hist holds the history below its stop bit and the stop bit.
+ * tstamp goes last when has_tstamp is set (unpack: when the message
+ * holds a field after its last defined one).
+ */
+typedef struct NTraceMessage {
+    unsigned tcode;
+    unsigned src;
+    unsigned sync;
+    unsigned btype;
+    unsigned etype;
+    unsigned rcode;
+    unsigned evcode;
+    unsigned cdf;
+    uint64_t icnt;
+    uint64_t addr;
+    uint64_t hist;
+    uint64_t process;   /* Ownership */
+    uint64_t ecode;     /* Error */
+    uint64_t rdata;     /* ResourceFull RDATA0 */
+    uint64_t hrepeat;   /* ResourceFull RDATA1 (RCODE 2) */
+    uint64_t bcnt;      /* RepeatBranch */
+    uint64_t tstamp;
+    bool has_tstamp;
+} NTraceMessage;
+
+/*
+ * The SRC field: src_bits wide (0 to 12; 0 when trTeInhibitSrc is set)
+ * right after TCODE in every message.
+ */
+typedef struct NTraceParams {
+    unsigned xlen;          /* 32 or 64: addresses are cut to it */
+    unsigned src_bits;
+    unsigned src_id;
+} NTraceParams;
+
+/*
+ * Pack m into buf.  Returns the number of bytes (the last with MSEO 11),
+ * or 0 for a TCODE this codec does not define or a field that does not
+ * fit its width.
+ */
+size_t ntrace_message_pack(const NTraceParams *p, const NTraceMessage *m,
+                           uint8_t buf[NTRACE_MAX_MESSAGE]);
+
+/*
+ * Unpack the message at the start of buf[0..len) (idle bytes before it
+ * are skipped).  Returns the bytes used, idle included (> 0); 0 if buf
+ * ends inside the message; -1 if the bytes are not a message of a TCODE
+ * this codec knows (*err says why).
+ */
+int ntrace_message_unpack(const NTraceParams *p, const uint8_t *buf,
+                          size_t len, NTraceMessage *m, const char **err);
+
+/* The message's name ("IndirectBranchHist"), or NULL if unknown. */
+const char *ntrace_tcode_name(unsigned tcode);
+
+/*
+ * --------------------------------------------------------------- encoder
+ *
+ * The rules of "Rules of Generating Messages" on blocks (etrace.h,
+ * ETraceBlock), in branch trace messaging (BTM, trTeInstMode 3) or
+ * history trace messaging (HTM, 6):
+ *
+ * - I-CNT counts the half-words of retired instructions since the last
+ *   message that carried it.  ECALL, EBREAK and C.EBREAK do not retire
+ *   in N-trace (the ingress reports them retired, as E-trace has it):
+ *   a trap whose EPC is the last retired instruction (causes 3, 8, 9,
+ *   10, 11) takes it out of I-CNT again.
+ * - BTM: a taken branch sends DirectBranch.  HTM: each branch shifts its
+ *   outcome into HIST (1 taken), whose stop bit starts it; 31 branches
+ *   fill it and send ResourceFull RCODE 1 with the whole register, and
+ *   I-CNT goes on counting.
+ * - An uninferable jump (itype 3, 6, 8, 10, 12, 13, 14) sends
+ *   IndirectBranch (HTM: IndirectBranchHist, or IndirectBranch while HIST
+ *   is empty) with B-TYPE 0 once the next instruction's address is known,
+ *   U-ADDR against the last address sent.  A trap sends the same with
+ *   B-TYPE 2 (exception) or 3 (interrupt) and the handler's address;
+ *   I-CNT covers what retired before the trap.  When a trap follows an
+ *   uninferable jump before its target retires, the jump's message gets
+ *   the trap's EPC.
+ * - Implicit return (trTeInstEnImplicitReturn): calls (itype 8, 9) push
+ *   their return address on a stack of NTRACE_CALL_STACK_DEPTH entries
+ *   (the oldest is dropped when full); a return (itype 13) pops it and
+ *   sends nothing when the next instruction is at that address (mode 1,
+ *   count only: whenever the stack was not empty), I-CNT goes on.
+ * - I-CNT would pass NTRACE_ICNT_MAX: ResourceFull RCODE 0 with I-CNT,
+ *   which starts again.
+ * - The first traced instruction gets ProgTraceSync (SYNC 5, or 7 after
+ *   a loss, preceded by Error), I-CNT 0 and F-ADDR; a trap as the first
+ *   traced event gets the sync at its EPC (if the filters pass the trap).
+ *   Periodic sync (trTeInstSyncMode: messages, instructions or
+ *   half-words; trTeInstSyncMax): the next IndirectBranch(Hist) or
+ *   DirectBranch goes out as its Sync variant (SYNC 2, F-ADDR) and the
+ *   encoder state starts again.  (HTM code without uninferable jumps has
+ *   no such message: it is not synced until one comes.)
+ * - Ownership (trTeContext): after each sync, and before the next message
+ *   when the privilege (V, PRV) or the context changed; PROCESS FORMAT 0
+ *   without a context, 2 with it (scontext: the block's context).
+ * - The end of tracing, or the first block a filter does not pass,
+ *   sends ProgTraceCorrelation EVCODE 4 with I-CNT (and in HTM CDF 1 and
+ *   HIST); the next traced block is synced with SYNC 5.  An uninferable
+ *   jump whose target was not traced ends in that I-CNT.
+ */
+typedef enum NTraceMode {
+    NTRACE_MODE_BTM = 3,
+    NTRACE_MODE_HTM = 6,
+} NTraceMode;
+
+#define NTRACE_CALL_STACK_DEPTH 32
+
+typedef struct NTraceOptions {
+    NTraceMode mode;
+    ETraceIRMode implicit_return;   /* OFF, CALL_COUNTER (count only), */
+                                    /* RETURN_STACK (full compare) */
+    bool context;                   /* Ownership messages */
+    ETraceSyncMode sync_mode;       /* counting messages, instructions */
+                                    /* or half-words */
+    unsigned sync_max;              /* period 2^(sync_max + 4) units */
+} NTraceOptions;
+
+/* A message of len bytes at bytes (NTRACE_MAX_MESSAGE are readable). */
+typedef void NTraceEmitFn(void *opaque, const uint8_t *bytes, size_t len);
+
+typedef struct NTraceEncoder NTraceEncoder;
+
+NTraceEncoder *ntrace_encoder_new(const NTraceParams *p, NTraceEmitFn *emit,
+                                  void *opaque);
+void ntrace_encoder_free(NTraceEncoder *e);
+/* Start tracing: the next traced block is synced. */
+void ntrace_encoder_start(NTraceEncoder *e, const NTraceOptions *o);
+/* Feed one block (a run, run > 0, is a loss: see ntrace_encoder_lost). */
+void ntrace_encoder_block(NTraceEncoder *e, const ETraceBlock *b);
+/* End of tracing: ProgTraceCorrelation if anything is unreported. */
+void ntrace_encoder_stop(NTraceEncoder *e);
+/* The sink dropped messages: Error, then a sync (SYNC 7). */
+void ntrace_encoder_lost(NTraceEncoder *e);
+
+typedef struct NTraceStats {
+    uint64_t messages;
+    uint64_t bytes;
+    uint64_t halfwords;     /* traced instruction half-words */
+    uint64_t instructions;
+} NTraceStats;
+void ntrace_encoder_stats(const NTraceEncoder *e, NTraceStats *s);
+
+#endif /* RISCV_NTRACE_H */

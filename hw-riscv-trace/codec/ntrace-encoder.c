@@ -1,0 +1,435 @@
+/*
+ * N-trace codec: the encoder (BTM and HTM), on retirement blocks
+ *
+ * The rules are listed in ntrace.h.  The state is what the rules'
+ * reference encoder keeps (I-CNT, HIST, the last address sent and the
+ * message that waits for the next instruction's address), plus the call
+ * stack of implicit return, which is the E-trace model (etrace-model.h).
+ *
+ * Copyright (c) 2026 The rvpa authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "target/riscv/insn_class.h"
+#include "ntrace.h"
+#include "etrace-model.h"
+
+/* A message that needs the address of the next instruction. */
+typedef enum NTracePending {
+    NTRACE_PENDING_NONE,
+    NTRACE_PENDING_DIRECT,      /* BTM: a taken branch */
+    NTRACE_PENDING_INDIRECT,    /* an uninferable jump or a trap */
+} NTracePending;
+
+struct NTraceEncoder {
+    NTraceParams p;
+    NTraceOptions o;
+    NTraceEmitFn *emit;
+    void *opaque;
+    uint64_t addr_mask;
+
+    bool tracing;               /* between start and stop */
+    bool synced;                /* a sync went out since the last gap */
+    unsigned sync_reason;       /* of the next sync */
+    bool lost;                  /* Error before the next sync */
+
+    uint32_t icnt;
+    uint64_t hist;              /* history under its stop bit */
+    uint64_t last_addr;         /* the reference of U-ADDR */
+    NTracePending pending;
+    unsigned pending_btype;
+
+    /* implicit return: the return address a pending return may skip */
+    ETraceCallStack stack;
+    uint64_t stack_entry[NTRACE_CALL_STACK_DEPTH];
+    bool ret_check;
+    uint64_t ret_expect;
+
+    /* the last retired instruction, to take ECALL/EBREAK out of I-CNT */
+    uint64_t last_insn;
+    unsigned last_len;
+    bool last_valid;
+
+    /* Ownership: what the decoder was last told */
+    unsigned priv;
+    uint64_t context;
+
+    uint64_t sync_units;        /* since the last sync */
+    bool sync_due;
+
+    NTraceStats stats;
+};
+
+static bool htm(const NTraceEncoder *e)
+{
+    return e->o.mode == NTRACE_MODE_HTM;
+}
+
+static void emit_message(NTraceEncoder *e, NTraceMessage *m)
+{
+    uint8_t buf[NTRACE_MAX_MESSAGE];
+    size_t n;
+
+    m->src = e->p.src_id;
+    n = ntrace_message_pack(&e->p, m, buf);
+    if (!n) {
+        return;                 /* no field is out of range: unreachable */
+    }
+    e->stats.messages++;
+    e->stats.bytes += n;
+    if (e->o.sync_mode == ETRACE_SYNC_PACKETS) {
+        e->sync_units++;
+    }
+    e->emit(e->opaque, buf, n);
+}
+
+/* Everything a sync makes the decoder forget starts again. */
+static void reset_state(NTraceEncoder *e, uint64_t addr)
+{
+    e->icnt = 0;
+    e->hist = 1;
+    e->last_addr = addr;
+    e->pending = NTRACE_PENDING_NONE;
+    e->ret_check = false;
+    e->sync_units = 0;
+    e->sync_due = false;
+    etrace_callstack_reset(&e->stack, e->stack_entry,
+                           NTRACE_CALL_STACK_DEPTH - 1,
+                           e->o.implicit_return ? NTRACE_CALL_STACK_DEPTH : 0);
+}
+
+static uint64_t process_of(const NTraceEncoder *e)
+{
+    uint64_t v = ((e->priv >> 2) & 1) << 4 | (e->priv & 3) << 2;
+
+    if (e->context) {
+        return e->context << 5 | v | NTRACE_PROCESS_FORMAT_SCONTEXT;
+    }
+    return v | NTRACE_PROCESS_FORMAT_PRIV;
+}
+
+static void send_ownership(NTraceEncoder *e)
+{
+    NTraceMessage m = {
+        .tcode = NTRACE_TCODE_OWNERSHIP, .process = process_of(e),
+    };
+
+    if (e->o.context) {
+        emit_message(e, &m);
+    }
+}
+
+/* The trace starts (again) at addr, the next instruction to retire. */
+static void send_sync(NTraceEncoder *e, uint64_t addr, const ETraceBlock *b)
+{
+    NTraceMessage m = {
+        .tcode = NTRACE_TCODE_PROG_TRACE_SYNC, .sync = e->sync_reason,
+        .addr = (addr & e->addr_mask) >> 1,
+    };
+
+    if (e->lost) {
+        NTraceMessage err = {
+            .tcode = NTRACE_TCODE_ERROR, .etype = NTRACE_ETYPE_OVERRUN,
+            .ecode = NTRACE_ECODE_PROGRAM,
+        };
+
+        emit_message(e, &err);
+        e->lost = false;
+    }
+    emit_message(e, &m);
+    reset_state(e, addr);
+    e->synced = true;
+    e->priv = b->priv;
+    e->context = b->context;
+    send_ownership(e);
+}
+
+/*
+ * The message waiting for the address of the next instruction, addr,
+ * goes out (or not: a return to the address its call pushed).
+ */
+static void send_pending(NTraceEncoder *e, uint64_t addr)
+{
+    NTraceMessage m = { .btype = e->pending_btype, .icnt = e->icnt };
+    bool sync = e->sync_due;
+
+    if (e->pending == NTRACE_PENDING_NONE) {
+        return;
+    }
+    if (e->ret_check) {
+        e->ret_check = false;
+        if (e->o.implicit_return == ETRACE_IR_CALL_COUNTER ||
+            addr == e->ret_expect) {
+            e->pending = NTRACE_PENDING_NONE;
+            return;
+        }
+    }
+    addr &= e->addr_mask;
+    if (e->pending == NTRACE_PENDING_DIRECT) {
+        m.tcode = sync ? NTRACE_TCODE_DIRECT_BRANCH_SYNC :
+                         NTRACE_TCODE_DIRECT_BRANCH;
+    } else if (htm(e) && e->hist != 1) {
+        m.tcode = sync ? NTRACE_TCODE_INDIRECT_BRANCH_HIST_SYNC :
+                         NTRACE_TCODE_INDIRECT_BRANCH_HIST;
+        m.hist = e->hist;
+        e->hist = 1;
+    } else {
+        m.tcode = sync ? NTRACE_TCODE_INDIRECT_BRANCH_SYNC :
+                         NTRACE_TCODE_INDIRECT_BRANCH;
+    }
+    if (sync) {
+        m.sync = NTRACE_SYNC_PERIODIC;
+        m.addr = addr >> 1;
+    } else {
+        m.addr = (addr ^ e->last_addr) >> 1;
+    }
+    emit_message(e, &m);
+    e->icnt = 0;
+    e->pending = NTRACE_PENDING_NONE;
+    if (m.tcode != NTRACE_TCODE_DIRECT_BRANCH) {
+        e->last_addr = addr;
+    }
+    if (sync) {
+        reset_state(e, addr);
+        send_ownership(e);
+    }
+}
+
+static void add_icnt(NTraceEncoder *e, uint32_t units)
+{
+    if (e->icnt + units > NTRACE_ICNT_MAX) {
+        NTraceMessage m = {
+            .tcode = NTRACE_TCODE_RESOURCE_FULL, .rcode = NTRACE_RCODE_ICNT,
+            .rdata = e->icnt,
+        };
+
+        emit_message(e, &m);
+        e->icnt = 0;
+    }
+    e->icnt += units;
+}
+
+static void add_branch(NTraceEncoder *e, bool taken)
+{
+    e->hist = e->hist << 1 | taken;
+    if (e->hist >> NTRACE_HIST_BITS) {
+        NTraceMessage m = {
+            .tcode = NTRACE_TCODE_RESOURCE_FULL, .rcode = NTRACE_RCODE_HIST,
+            .rdata = e->hist,
+        };
+
+        emit_message(e, &m);
+        e->hist = 1;
+    }
+}
+
+/* ECALL, EBREAK and C.EBREAK: the exceptions whose EPC retired before. */
+static bool trap_unretires(const NTraceEncoder *e, const ETraceBlock *b)
+{
+    switch (b->cause) {
+    case 3: case 8: case 9: case 10: case 11:
+        return b->itype == RISCV_ITYPE_EXCEPTION && !b->iretire &&
+               e->last_valid && e->last_insn == b->epc &&
+               e->icnt >= e->last_len / 2;
+    default:
+        return false;
+    }
+}
+
+/* The end of traced code: ProgTraceCorrelation reports what is left. */
+static void send_end(NTraceEncoder *e)
+{
+    NTraceMessage m = {
+        .tcode = NTRACE_TCODE_PROG_TRACE_CORRELATION,
+        .evcode = NTRACE_EVCODE_DISABLED,
+    };
+
+    if (e->pending == NTRACE_PENDING_DIRECT) {
+        NTraceMessage direct = {
+            .tcode = NTRACE_TCODE_DIRECT_BRANCH, .icnt = e->icnt,
+        };
+
+        emit_message(e, &direct);
+        e->icnt = 0;
+    }
+    e->pending = NTRACE_PENDING_NONE;
+    m.icnt = e->icnt;
+    if (htm(e)) {
+        m.cdf = 1;
+        m.hist = e->hist;
+    }
+    emit_message(e, &m);
+    e->synced = false;
+    e->sync_reason = NTRACE_SYNC_ENABLE;
+    e->last_valid = false;
+}
+
+static bool is_uninferable(unsigned itype)
+{
+    switch (itype) {
+    case RISCV_ITYPE_TRAP_RETURN:
+    case RISCV_ITYPE_UNINFERABLE_JUMP_3BIT:
+    case RISCV_ITYPE_UNINFERABLE_CALL:
+    case RISCV_ITYPE_UNINFERABLE_TAIL_CALL:
+    case RISCV_ITYPE_COROUTINE_SWAP:
+    case RISCV_ITYPE_RETURN:
+    case RISCV_ITYPE_OTHER_UNINFERABLE_JUMP:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* The block's own instructions, and the message its last one asks for. */
+static void account(NTraceEncoder *e, const ETraceBlock *b)
+{
+    uint64_t end = b->iaddr + 2 * (uint64_t)b->iretire;
+    unsigned itype = b->itype;
+
+    if (b->iretire) {
+        add_icnt(e, b->iretire);
+        e->last_len = 2 << b->ilastsize;
+        e->last_insn = end - e->last_len;
+        e->last_valid = true;
+        e->stats.halfwords += b->iretire;
+        e->stats.instructions += b->ninsns;
+        if (e->o.sync_mode == ETRACE_SYNC_CYCLES) {
+            e->sync_units += b->ninsns;
+        } else if (e->o.sync_mode == ETRACE_SYNC_HALFWORDS) {
+            e->sync_units += b->iretire;
+        }
+    }
+    if (itype == RISCV_ITYPE_EXCEPTION || itype == RISCV_ITYPE_INTERRUPT) {
+        if (trap_unretires(e, b)) {
+            e->icnt -= e->last_len / 2;
+        }
+        e->last_valid = false;
+        e->pending = NTRACE_PENDING_INDIRECT;
+        e->pending_btype = itype == RISCV_ITYPE_EXCEPTION ?
+                           NTRACE_BTYPE_EXCEPTION : NTRACE_BTYPE_INTERRUPT;
+        return;
+    }
+    if (itype == RISCV_ITYPE_NOT_TAKEN_BRANCH ||
+        itype == RISCV_ITYPE_TAKEN_BRANCH) {
+        bool taken = itype == RISCV_ITYPE_TAKEN_BRANCH;
+
+        if (htm(e)) {
+            add_branch(e, taken);
+        } else if (taken) {
+            e->pending = NTRACE_PENDING_DIRECT;
+        }
+        return;
+    }
+    if (itype == RISCV_ITYPE_RETURN && e->stack.depth) {
+        e->ret_expect = etrace_callstack_pop(&e->stack);
+        e->ret_check = true;
+    }
+    if (itype == RISCV_ITYPE_INFERABLE_CALL ||
+        itype == RISCV_ITYPE_UNINFERABLE_CALL) {
+        etrace_callstack_push(&e->stack, end);
+    }
+    if (is_uninferable(itype)) {
+        e->pending = NTRACE_PENDING_INDIRECT;
+        e->pending_btype = NTRACE_BTYPE_JUMP;
+    }
+}
+
+void ntrace_encoder_block(NTraceEncoder *e, const ETraceBlock *b)
+{
+    bool trap = b->itype == RISCV_ITYPE_EXCEPTION ||
+                b->itype == RISCV_ITYPE_INTERRUPT;
+    uint64_t addr = trap && !b->iretire ? b->epc : b->iaddr;
+
+    if (!e->tracing) {
+        return;
+    }
+    if (b->run) {
+        ntrace_encoder_lost(e);
+        return;
+    }
+    if (!trap && !b->iretire) {
+        return;
+    }
+    if (!b->qualified) {
+        if (e->synced && !trap) {
+            send_end(e);
+        }
+        if (!trap || !e->synced) {
+            return;
+        }
+    }
+    if (!e->synced) {
+        send_sync(e, addr, b);
+    } else {
+        send_pending(e, addr);
+        if (b->iretire && (b->priv != e->priv || b->context != e->context)) {
+            e->priv = b->priv;
+            e->context = b->context;
+            send_ownership(e);
+        }
+    }
+    account(e, b);
+    if (e->o.sync_mode != ETRACE_SYNC_OFF &&
+        e->sync_units >> (e->o.sync_max + 4)) {
+        e->sync_due = true;
+    }
+}
+
+NTraceEncoder *ntrace_encoder_new(const NTraceParams *p, NTraceEmitFn *emit,
+                                  void *opaque)
+{
+    NTraceEncoder *e;
+
+    if ((p->xlen != 32 && p->xlen != 64) || p->src_bits > 12 ||
+        p->src_id >> p->src_bits) {
+        return NULL;
+    }
+    e = calloc(1, sizeof(*e));
+    if (e) {
+        e->p = *p;
+        e->emit = emit;
+        e->opaque = opaque;
+        e->addr_mask = p->xlen == 32 ? UINT32_MAX : UINT64_MAX;
+    }
+    return e;
+}
+
+void ntrace_encoder_free(NTraceEncoder *e)
+{
+    free(e);
+}
+
+void ntrace_encoder_start(NTraceEncoder *e, const NTraceOptions *o)
+{
+    e->o = *o;
+    if (e->o.mode != NTRACE_MODE_HTM) {
+        e->o.mode = NTRACE_MODE_BTM;
+    }
+    e->tracing = true;
+    e->synced = false;
+    e->sync_reason = NTRACE_SYNC_ENABLE;
+    e->last_valid = false;
+    reset_state(e, 0);
+}
+
+void ntrace_encoder_stop(NTraceEncoder *e)
+{
+    if (e->tracing && e->synced) {
+        send_end(e);
+    }
+    e->tracing = false;
+}
+
+void ntrace_encoder_lost(NTraceEncoder *e)
+{
+    e->lost = true;
+    e->synced = false;
+    e->sync_reason = NTRACE_SYNC_OVERRUN;
+    e->pending = NTRACE_PENDING_NONE;
+    e->last_valid = false;
+}
+
+void ntrace_encoder_stats(const NTraceEncoder *e, NTraceStats *s)
+{
+    *s = e->stats;
+}

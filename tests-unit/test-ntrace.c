@@ -1,0 +1,547 @@
+/*
+ * Unit tests of the N-trace codec: message packing against bytes worked
+ * out by hand from the N-trace 1.0 field tables (MSEO in bits 1:0, MDO
+ * bits LSB first, fixed fields sharing bytes, variable fields ending
+ * theirs), and the encoder's messages for the cases of the message
+ * generation rules, their worked example among them.
+ *
+ * Copyright (c) 2026 The rvpa authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include <glib.h>
+#include "insn_class.h"
+#include "ntrace.h"
+
+static const NTraceParams params64 = { .xlen = 64 };
+
+static void check_same(const NTraceMessage *a, const NTraceMessage *b)
+{
+    g_assert_cmpuint(a->tcode, ==, b->tcode);
+    g_assert_cmpuint(a->src, ==, b->src);
+    g_assert_cmpuint(a->sync, ==, b->sync);
+    g_assert_cmpuint(a->btype, ==, b->btype);
+    g_assert_cmpuint(a->etype, ==, b->etype);
+    g_assert_cmpuint(a->rcode, ==, b->rcode);
+    g_assert_cmpuint(a->evcode, ==, b->evcode);
+    g_assert_cmpuint(a->cdf, ==, b->cdf);
+    g_assert_cmphex(a->icnt, ==, b->icnt);
+    g_assert_cmphex(a->addr, ==, b->addr);
+    g_assert_cmphex(a->hist, ==, b->hist);
+    g_assert_cmphex(a->process, ==, b->process);
+    g_assert_cmphex(a->ecode, ==, b->ecode);
+    g_assert_cmphex(a->rdata, ==, b->rdata);
+    g_assert_cmphex(a->hrepeat, ==, b->hrepeat);
+    g_assert_cmphex(a->bcnt, ==, b->bcnt);
+    g_assert_cmphex(a->tstamp, ==, b->tstamp);
+    g_assert_cmpint(a->has_tstamp, ==, b->has_tstamp);
+}
+
+static void check_pack(const NTraceParams *p, const NTraceMessage *m,
+                       const uint8_t *want, size_t want_len)
+{
+    uint8_t buf[NTRACE_MAX_MESSAGE];
+    size_t n = ntrace_message_pack(p, m, buf);
+    NTraceMessage back;
+    const char *err = NULL;
+
+    g_assert_cmpmem(buf, n, want, want_len);
+    g_assert_cmpint(ntrace_message_unpack(p, want, want_len, &back, &err),
+                    ==, want_len);
+    g_assert_null(err);
+    check_same(&back, m);
+}
+
+/* TCODE 28 alone is 0x70 (spec-facts: "0x70 = TCODE 28, MSEO 00"). */
+static void test_pack_indirect_branch_hist(void)
+{
+    /* BTYPE 0 + I-CNT 5 share byte 1; U-ADDR 0x80 takes two bytes. */
+    NTraceMessage m = {
+        .tcode = NTRACE_TCODE_INDIRECT_BRANCH_HIST, .icnt = 5, .addr = 0x80,
+        .hist = 0xd,
+    };
+    static const uint8_t want[] = { 0x70, 0x51, 0x00, 0x09, 0x37 };
+
+    check_pack(&params64, &m, want, sizeof(want));
+}
+
+static void test_pack_prog_trace_sync(void)
+{
+    /* I-CNT 0 is one bit beside SYNC; F-ADDR 0x40000000 is 6 bytes. */
+    NTraceMessage m = {
+        .tcode = NTRACE_TCODE_PROG_TRACE_SYNC, .sync = 5,
+        .addr = 0x80000000ull >> 1,
+    };
+    static const uint8_t want[] = {
+        0x24, 0x15, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07,
+    };
+
+    check_pack(&params64, &m, want, sizeof(want));
+}
+
+static void test_pack_src(void)
+{
+    /* SRC 0xA in 4 bits, then I-CNT 7 across the byte boundary. */
+    NTraceParams p = { .xlen = 64, .src_bits = 4 };
+    NTraceMessage m = {
+        .tcode = NTRACE_TCODE_DIRECT_BRANCH, .src = 0xa, .icnt = 7,
+    };
+    static const uint8_t want[] = { 0x0c, 0xe8, 0x07 };
+
+    check_pack(&p, &m, want, sizeof(want));
+    m.src = 0x10;
+    g_assert_cmpuint(ntrace_message_pack(&p, &m, (uint8_t[48]){}), ==, 0);
+}
+
+static void test_pack_others(void)
+{
+    static const struct {
+        NTraceMessage m;
+        uint8_t bytes[8];
+        size_t len;
+    } cases[] = {
+        { { .tcode = NTRACE_TCODE_RESOURCE_FULL, .rcode = 0, .rdata = 100 },
+          { 0x6c, 0x00, 0x67 }, 3 },
+        { { .tcode = NTRACE_TCODE_PROG_TRACE_CORRELATION, .evcode = 4,
+            .cdf = 1, .icnt = 3, .hist = 1 },
+          { 0x84, 0x50, 0x0d, 0x07 }, 4 },
+        { { .tcode = NTRACE_TCODE_OWNERSHIP, .process = 1 << 2 },
+          { 0x08, 0x13 }, 2 },
+        { { .tcode = NTRACE_TCODE_ERROR, .etype = 0, .ecode = 4 },
+          { 0x20, 0x00, 0x07 }, 3 },
+        /* RCODE 2: HREPEAT follows RDATA */
+        { { .tcode = NTRACE_TCODE_RESOURCE_FULL, .rcode = 2, .rdata = 1,
+            .hrepeat = 3 },
+          { 0x6c, 0x49, 0x0f }, 3 },
+        /* a timestamp after the last field */
+        { { .tcode = NTRACE_TCODE_DIRECT_BRANCH, .icnt = 1, .tstamp = 2,
+            .has_tstamp = true },
+          { 0x0c, 0x05, 0x0b }, 3 },
+    };
+
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        check_pack(&params64, &cases[i].m, cases[i].bytes, cases[i].len);
+    }
+}
+
+static void test_unpack_bad(void)
+{
+    NTraceMessage m;
+    const char *err = NULL;
+    /* idle bytes are skipped; the message is then read whole */
+    static const uint8_t idle[] = { 0xff, 0xff, 0x08, 0x13 };
+    /* TCODE 1 is not an N-trace message */
+    static const uint8_t unknown[] = { 0x04, 0x03 };
+    /* a fixed-field byte cannot end the message */
+    static const uint8_t fixed_end[] = { 0x84, 0x53 };
+    /* a field after TSTAMP */
+    static const uint8_t extra[] = { 0x0c, 0x05, 0x09, 0x0b };
+
+    g_assert_cmpint(ntrace_message_unpack(&params64, idle, 4, &m, &err),
+                    ==, 4);
+    g_assert_cmpuint(m.tcode, ==, NTRACE_TCODE_OWNERSHIP);
+    g_assert_cmpint(ntrace_message_unpack(&params64, idle, 3, &m, &err),
+                    ==, 0);
+    g_assert_cmpint(ntrace_message_unpack(&params64, unknown, 2, &m, &err),
+                    ==, -1);
+    g_assert_nonnull(err);
+    g_assert_cmpint(ntrace_message_unpack(&params64, fixed_end, 2, &m, &err),
+                    ==, -1);
+    g_assert_cmpint(ntrace_message_unpack(&params64, extra, 4, &m, &err),
+                    ==, -1);
+}
+
+/* ------------------------------------------------------------- encoder */
+
+typedef struct Out {
+    GByteArray *bytes;
+} Out;
+
+static void collect(void *opaque, const uint8_t *bytes, size_t len)
+{
+    g_byte_array_append(((Out *)opaque)->bytes, bytes, len);
+}
+
+/* The messages in the stream, in order. */
+static GArray *messages(const NTraceParams *p, GByteArray *bytes)
+{
+    GArray *a = g_array_new(false, true, sizeof(NTraceMessage));
+    size_t off = 0;
+
+    while (off < bytes->len) {
+        NTraceMessage m;
+        const char *err = NULL;
+        int n = ntrace_message_unpack(p, bytes->data + off,
+                                      bytes->len - off, &m, &err);
+
+        g_assert_cmpint(n, >, 0);
+        g_array_append_val(a, m);
+        off += n;
+    }
+    return a;
+}
+
+typedef struct Run {
+    NTraceEncoder *e;
+    Out out;
+    GArray *msgs;
+} Run;
+
+static void run_begin(Run *r, const NTraceOptions *o)
+{
+    r->out.bytes = g_byte_array_new();
+    r->e = ntrace_encoder_new(&params64, collect, &r->out);
+    g_assert_nonnull(r->e);
+    ntrace_encoder_start(r->e, o);
+}
+
+static ETraceBlock blk(uint64_t iaddr, unsigned iretire, unsigned itype,
+                       bool last4)
+{
+    ETraceBlock b = {
+        .iaddr = iaddr, .iretire = iretire, .ninsns = iretire,
+        .itype = itype, .ilastsize = last4, .priv = 3, .qualified = true,
+    };
+
+    return b;
+}
+
+static ETraceBlock trap(unsigned itype, uint64_t cause, uint64_t epc)
+{
+    ETraceBlock b = {
+        .itype = itype, .cause = cause, .epc = epc, .priv = 3,
+        .qualified = true,
+    };
+
+    return b;
+}
+
+static void run_end(Run *r)
+{
+    ntrace_encoder_stop(r->e);
+    r->msgs = messages(&params64, r->out.bytes);
+}
+
+static void run_free(Run *r)
+{
+    ntrace_encoder_free(r->e);
+    g_byte_array_free(r->out.bytes, true);
+    g_array_free(r->msgs, true);
+}
+
+static const NTraceMessage *msg(Run *r, unsigned i)
+{
+    g_assert_cmpuint(i, <, r->msgs->len);
+    return &g_array_index(r->msgs, NTraceMessage, i);
+}
+
+static const NTraceOptions btm = { .mode = NTRACE_MODE_BTM };
+static const NTraceOptions htm = { .mode = NTRACE_MODE_HTM };
+
+static void check_sync(Run *r, unsigned i, unsigned reason, uint64_t addr)
+{
+    g_assert_cmpuint(msg(r, i)->tcode, ==, NTRACE_TCODE_PROG_TRACE_SYNC);
+    g_assert_cmpuint(msg(r, i)->sync, ==, reason);
+    g_assert_cmpuint(msg(r, i)->icnt, ==, 0);
+    g_assert_cmphex(msg(r, i)->addr, ==, addr >> 1);
+}
+
+static void check_end(Run *r, unsigned i, uint64_t icnt)
+{
+    g_assert_cmpuint(msg(r, i)->tcode, ==,
+                     NTRACE_TCODE_PROG_TRACE_CORRELATION);
+    g_assert_cmpuint(msg(r, i)->evcode, ==, NTRACE_EVCODE_DISABLED);
+    g_assert_cmpuint(msg(r, i)->icnt, ==, icnt);
+}
+
+static void check_indirect(Run *r, unsigned i, unsigned btype, uint64_t icnt,
+                           uint64_t from, uint64_t to)
+{
+    g_assert_cmpuint(msg(r, i)->tcode, ==, NTRACE_TCODE_INDIRECT_BRANCH);
+    g_assert_cmpuint(msg(r, i)->btype, ==, btype);
+    g_assert_cmpuint(msg(r, i)->icnt, ==, icnt);
+    g_assert_cmphex(msg(r, i)->addr, ==, (from ^ to) >> 1);
+}
+
+/*
+ * The rules' example of a custom instruction (10.1.1): add at 0x100, the
+ * custom conditional branch XYZ at 0x104 (traced as an indirect jump),
+ * c.add at 0x108; when XYZ is taken, c.add at 0x200.
+ */
+static void test_rules_example(void)
+{
+    Run r = {};
+    ETraceBlock b;
+
+    run_begin(&r, &btm);
+    b = blk(0x100, 5, RISCV_ITYPE_NONE, false);
+    ntrace_encoder_block(r.e, &b);
+    run_end(&r);
+    g_assert_cmpuint(r.msgs->len, ==, 2);
+    check_sync(&r, 0, NTRACE_SYNC_ENABLE, 0x100);
+    check_end(&r, 1, 5);            /* "I-CNT=5": <0x100..0x10A) */
+    run_free(&r);
+
+    run_begin(&r, &btm);
+    b = blk(0x100, 4, RISCV_ITYPE_OTHER_UNINFERABLE_JUMP, true);
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0x200, 1, RISCV_ITYPE_NONE, false);
+    ntrace_encoder_block(r.e, &b);
+    run_end(&r);
+    g_assert_cmpuint(r.msgs->len, ==, 3);
+    check_sync(&r, 0, NTRACE_SYNC_ENABLE, 0x100);
+    check_indirect(&r, 1, NTRACE_BTYPE_JUMP, 4, 0x100, 0x200);
+    check_end(&r, 2, 1);            /* "I-CNT=1": <0x200..0x202) */
+    run_free(&r);
+}
+
+/* ECALL does not retire in N-trace; a faulting load neither. */
+static void test_traps(void)
+{
+    Run r = {};
+    ETraceBlock b;
+
+    run_begin(&r, &btm);
+    b = blk(0x1000, 4, RISCV_ITYPE_NONE, true);     /* addi, ecall */
+    ntrace_encoder_block(r.e, &b);
+    b = trap(RISCV_ITYPE_EXCEPTION, 8, 0x1004);
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0x2000, 2, RISCV_ITYPE_NONE, true);     /* lw faults next */
+    ntrace_encoder_block(r.e, &b);
+    b = trap(RISCV_ITYPE_EXCEPTION, 13, 0x2004);
+    ntrace_encoder_block(r.e, &b);
+    b = trap(RISCV_ITYPE_INTERRUPT, 7, 0x3000);     /* back to back */
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0x3100, 2, RISCV_ITYPE_TRAP_RETURN, true);
+    ntrace_encoder_block(r.e, &b);
+    b = trap(RISCV_ITYPE_INTERRUPT, 7, 0x2004);     /* right after mret */
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0x3100, 2, RISCV_ITYPE_NONE, true);
+    ntrace_encoder_block(r.e, &b);
+    run_end(&r);
+
+    g_assert_cmpuint(r.msgs->len, ==, 7);
+    check_sync(&r, 0, NTRACE_SYNC_ENABLE, 0x1000);
+    check_indirect(&r, 1, NTRACE_BTYPE_EXCEPTION, 2, 0x1000, 0x2000);
+    check_indirect(&r, 2, NTRACE_BTYPE_EXCEPTION, 2, 0x2000, 0x3000);
+    check_indirect(&r, 3, NTRACE_BTYPE_INTERRUPT, 0, 0x3000, 0x3100);
+    check_indirect(&r, 4, NTRACE_BTYPE_JUMP, 2, 0x3100, 0x2004);
+    check_indirect(&r, 5, NTRACE_BTYPE_INTERRUPT, 0, 0x2004, 0x3100);
+    check_end(&r, 6, 2);
+    run_free(&r);
+}
+
+/* BTM: taken branches send DirectBranch, not-taken ones nothing. */
+static void test_btm_branches(void)
+{
+    Run r = {};
+    ETraceBlock b;
+
+    run_begin(&r, &btm);
+    b = blk(0x1000, 6, RISCV_ITYPE_NOT_TAKEN_BRANCH, true);
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0x100c, 4, RISCV_ITYPE_TAKEN_BRANCH, true);
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0x1000, 2, RISCV_ITYPE_NONE, true);
+    ntrace_encoder_block(r.e, &b);
+    run_end(&r);
+    g_assert_cmpuint(r.msgs->len, ==, 3);
+    g_assert_cmpuint(msg(&r, 1)->tcode, ==, NTRACE_TCODE_DIRECT_BRANCH);
+    g_assert_cmpuint(msg(&r, 1)->icnt, ==, 10);
+    check_end(&r, 2, 2);
+    run_free(&r);
+}
+
+/*
+ * HTM: branch outcomes fill HIST (newest in bit 0); 31 of them send
+ * ResourceFull; an indirect jump sends IndirectBranchHist, or
+ * IndirectBranch when HIST is empty.
+ */
+static void test_htm_history(void)
+{
+    Run r = {};
+    ETraceBlock b;
+    uint64_t full = 1;
+
+    run_begin(&r, &htm);
+    for (int i = 0; i < 31; i++) {
+        b = blk(0x1000, 2, i & 1 ? RISCV_ITYPE_TAKEN_BRANCH :
+                                   RISCV_ITYPE_NOT_TAKEN_BRANCH, true);
+        ntrace_encoder_block(r.e, &b);
+        full = full << 1 | (i & 1);
+    }
+    b = blk(0x1000, 2, RISCV_ITYPE_TAKEN_BRANCH, true);
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0x1000, 2, RISCV_ITYPE_NOT_TAKEN_BRANCH, true);
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0x1004, 2, RISCV_ITYPE_RETURN, true);
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0x5000, 2, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true);
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0x6000, 2, RISCV_ITYPE_NONE, true);
+    ntrace_encoder_block(r.e, &b);
+    run_end(&r);
+
+    g_assert_cmpuint(r.msgs->len, ==, 5);
+    g_assert_cmpuint(msg(&r, 1)->tcode, ==, NTRACE_TCODE_RESOURCE_FULL);
+    g_assert_cmpuint(msg(&r, 1)->rcode, ==, NTRACE_RCODE_HIST);
+    g_assert_cmphex(msg(&r, 1)->rdata, ==, full);
+    /* I-CNT goes on across ResourceFull: 34 blocks of 2 */
+    g_assert_cmpuint(msg(&r, 2)->tcode, ==,
+                     NTRACE_TCODE_INDIRECT_BRANCH_HIST);
+    g_assert_cmpuint(msg(&r, 2)->icnt, ==, 68);
+    g_assert_cmphex(msg(&r, 2)->hist, ==, 0x6);   /* taken, not taken */
+    check_indirect(&r, 3, NTRACE_BTYPE_JUMP, 2, 0x5000, 0x6000);
+    g_assert_cmpuint(msg(&r, 4)->cdf, ==, 1);
+    g_assert_cmpuint(msg(&r, 4)->hist, ==, 1);
+    run_free(&r);
+}
+
+/* Implicit return: a return to its call's next instruction is silent. */
+static void test_implicit_return(void)
+{
+    NTraceOptions o = {
+        .mode = NTRACE_MODE_BTM, .implicit_return = ETRACE_IR_RETURN_STACK,
+    };
+    Run r = {};
+    ETraceBlock b;
+
+    run_begin(&r, &o);
+    b = blk(0x1000, 2, RISCV_ITYPE_INFERABLE_CALL, true);  /* to 0x3000 */
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0x3000, 4, RISCV_ITYPE_RETURN, true);
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0x1004, 2, RISCV_ITYPE_INFERABLE_CALL, true);
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0x3000, 4, RISCV_ITYPE_RETURN, true);
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0x7000, 2, RISCV_ITYPE_RETURN, true);   /* stack empty */
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0x8000, 2, RISCV_ITYPE_NONE, true);
+    ntrace_encoder_block(r.e, &b);
+    run_end(&r);
+
+    g_assert_cmpuint(r.msgs->len, ==, 4);
+    /* the first return is silent, the second went to 0x7000, not 0x1008 */
+    check_indirect(&r, 1, NTRACE_BTYPE_JUMP, 12, 0x1000, 0x7000);
+    check_indirect(&r, 2, NTRACE_BTYPE_JUMP, 2, 0x7000, 0x8000);
+    check_end(&r, 3, 2);
+    run_free(&r);
+}
+
+/* I-CNT that would pass 22 bits goes out in ResourceFull first. */
+static void test_icnt_full(void)
+{
+    Run r = {};
+    ETraceBlock b = blk(0x1000, 65534, RISCV_ITYPE_NONE, true);
+    unsigned n = NTRACE_ICNT_MAX / 65534 + 1;
+
+    run_begin(&r, &btm);
+    for (unsigned i = 0; i < n; i++) {
+        ntrace_encoder_block(r.e, &b);
+    }
+    run_end(&r);
+    g_assert_cmpuint(r.msgs->len, ==, 3);
+    g_assert_cmpuint(msg(&r, 1)->tcode, ==, NTRACE_TCODE_RESOURCE_FULL);
+    g_assert_cmpuint(msg(&r, 1)->rcode, ==, NTRACE_RCODE_ICNT);
+    g_assert_cmpuint(msg(&r, 1)->rdata, ==, 65534 * (n - 1));
+    check_end(&r, 2, 65534);
+    run_free(&r);
+}
+
+/*
+ * A loss: Error, then ProgTraceSync with SYNC 7.  Filters: the first
+ * block they stop ends the trace, the next one they pass syncs again.
+ * Ownership: after a sync and at a privilege change.
+ */
+static void test_loss_filter_ownership(void)
+{
+    NTraceOptions o = { .mode = NTRACE_MODE_BTM, .context = true };
+    Run r = {};
+    ETraceBlock b;
+
+    run_begin(&r, &o);
+    b = blk(0x1000, 2, RISCV_ITYPE_NONE, true);
+    ntrace_encoder_block(r.e, &b);
+    ntrace_encoder_lost(r.e);
+    b = blk(0x2000, 2, RISCV_ITYPE_NONE, true);
+    b.priv = 1;
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0x2004, 2, RISCV_ITYPE_NONE, true);
+    b.qualified = false;
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0x3000, 2, RISCV_ITYPE_NONE, true);
+    b.priv = 0;
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0x3004, 2, RISCV_ITYPE_NONE, true);
+    b.priv = 1;
+    ntrace_encoder_block(r.e, &b);
+    run_end(&r);
+
+    g_assert_cmpuint(r.msgs->len, ==, 10);
+    check_sync(&r, 0, NTRACE_SYNC_ENABLE, 0x1000);
+    g_assert_cmpuint(msg(&r, 1)->process, ==, 3 << 2);
+    g_assert_cmpuint(msg(&r, 2)->tcode, ==, NTRACE_TCODE_ERROR);
+    g_assert_cmpuint(msg(&r, 2)->ecode, ==, NTRACE_ECODE_PROGRAM);
+    check_sync(&r, 3, NTRACE_SYNC_OVERRUN, 0x2000);
+    g_assert_cmpuint(msg(&r, 4)->process, ==, 1 << 2);
+    check_end(&r, 5, 2);
+    check_sync(&r, 6, NTRACE_SYNC_ENABLE, 0x3000);
+    g_assert_cmpuint(msg(&r, 7)->process, ==, 0);
+    g_assert_cmpuint(msg(&r, 8)->tcode, ==, NTRACE_TCODE_OWNERSHIP);
+    g_assert_cmpuint(msg(&r, 8)->process, ==, 1 << 2);
+    check_end(&r, 9, 4);
+    run_free(&r);
+}
+
+/* Periodic sync: the next branch message is its Sync variant. */
+static void test_periodic_sync(void)
+{
+    NTraceOptions o = {
+        .mode = NTRACE_MODE_BTM, .sync_mode = ETRACE_SYNC_HALFWORDS,
+        .sync_max = 0,
+    };
+    Run r = {};
+    ETraceBlock b;
+
+    run_begin(&r, &o);
+    b = blk(0x1000, 10, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true);
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0x2000, 10, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true);
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0x3000, 10, RISCV_ITYPE_TAKEN_BRANCH, true);
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0x2ff0, 2, RISCV_ITYPE_NONE, true);
+    ntrace_encoder_block(r.e, &b);
+    run_end(&r);
+
+    g_assert_cmpuint(r.msgs->len, ==, 5);
+    check_indirect(&r, 1, NTRACE_BTYPE_JUMP, 10, 0x1000, 0x2000);
+    g_assert_cmpuint(msg(&r, 2)->tcode, ==,
+                     NTRACE_TCODE_INDIRECT_BRANCH_SYNC);
+    g_assert_cmpuint(msg(&r, 2)->sync, ==, NTRACE_SYNC_PERIODIC);
+    g_assert_cmphex(msg(&r, 2)->addr, ==, 0x3000 >> 1);
+    g_assert_cmpuint(msg(&r, 3)->tcode, ==, NTRACE_TCODE_DIRECT_BRANCH);
+    run_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/ntrace/pack/indirect-branch-hist",
+                    test_pack_indirect_branch_hist);
+    g_test_add_func("/ntrace/pack/prog-trace-sync", test_pack_prog_trace_sync);
+    g_test_add_func("/ntrace/pack/src", test_pack_src);
+    g_test_add_func("/ntrace/pack/others", test_pack_others);
+    g_test_add_func("/ntrace/unpack/bad", test_unpack_bad);
+    g_test_add_func("/ntrace/encoder/rules-example", test_rules_example);
+    g_test_add_func("/ntrace/encoder/traps", test_traps);
+    g_test_add_func("/ntrace/encoder/btm-branches", test_btm_branches);
+    g_test_add_func("/ntrace/encoder/htm-history", test_htm_history);
+    g_test_add_func("/ntrace/encoder/implicit-return", test_implicit_return);
+    g_test_add_func("/ntrace/encoder/icnt-full", test_icnt_full);
+    g_test_add_func("/ntrace/encoder/loss-filter-ownership",
+                    test_loss_filter_ownership);
+    g_test_add_func("/ntrace/encoder/periodic-sync", test_periodic_sync);
+    return g_test_run();
+}
