@@ -290,6 +290,8 @@ def main():
     ap.add_argument('--full-speed', type=int, metavar='MIN_INSNS',
                     help='no execlog: check that the hart waited for the '
                     'encoder and that MIN_INSNS or more decode')
+    ap.add_argument('--keep', action='store_true',
+                    help='keep the files in --workdir when the test passes')
     ap.add_argument('--migrate-after', type=float, metavar='SECONDS',
                     help='migrate the VM to a second QEMU after SECONDS')
     args = ap.parse_args()
@@ -310,7 +312,8 @@ def main():
         ok = False
     if ok:
         os.chdir('/')
-        shutil.rmtree(args.workdir, ignore_errors=True)
+        if not args.keep:
+            shutil.rmtree(args.workdir, ignore_errors=True)
         log('e2e: PASS')
         return 0
     log('e2e: FAIL (files kept in %s)' % args.workdir)

@@ -1,0 +1,93 @@
+#!/bin/bash
+# Decode this QEMU's N-trace with the N-trace task group's reference
+# decoder (riscv-non-isa/tg-nexus-trace, refcode/c: NexRv) and compare
+# its instruction sequence with rvtrace-decode's, which the e2e suite
+# checks against QEMU's execution log.
+#
+#   scripts/ntrace-interop.sh TG_NEXUS_TRACE
+#
+# TG_NEXUS_TRACE is a checkout (or bare git directory) of
+# riscv-non-isa/tg-nexus-trace; nothing of it is copied into the project:
+# NexRv is built from it in a temporary directory.  Each case runs an e2e
+# guest (tests-e2e/run-e2e.py --keep), converts the guest ELF's objdump
+# with NexRv -conv, decodes the captured trace with NexRv -deco (-cs 32
+# with implicit return: our call stack is 32 deep) and compares.  Needs
+# a built project (build/, qemu/build).
+set -euo pipefail
+
+. "$(dirname "$0")/lib.sh"
+
+[ $# = 1 ] || die "usage: $0 TG_NEXUS_TRACE (a checkout or git directory)"
+repo=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# NexRv from the task group's sources, as they are.
+mkdir "$work/nexrv"
+if [ -d "$repo/refcode/c" ]; then
+    cp "$repo"/refcode/c/*.[ch] "$work/nexrv/"
+else
+    for f in $(git --git-dir="$repo" ls-tree --name-only HEAD refcode/c/ |
+               grep '\.[ch]$'); do
+        git --git-dir="$repo" show "HEAD:$f" > "$work/nexrv/$(basename "$f")"
+    done
+fi
+gcc -O2 -w -o "$work/NexRv" "$work"/nexrv/*.c ||
+    die "NexRv does not build"
+
+qemu=$RVPA_QEMU/build/qemu-system-riscv64
+plugin=$RVPA_QEMU/build/contrib/plugins/libexeclog.so
+decoder=$RVPA_BUILD/rvtrace-decode
+elfs=$RVPA_BUILD/tests-e2e
+objdump=${RVTRACE_OBJDUMP:-riscv64-unknown-elf-objdump}
+
+# name guest xlen append [NexRv options]
+cases=(
+    "btm-coremark workloads 64 work=coremark_iters=4_trace=0_ntrace=3"
+    "htm-coremark workloads 64 work=coremark_iters=4_trace=0_ntrace=6"
+    "btm-ir-recursion workloads 64 work=recursion_iters=3_trace=200_ntrace=3 -cs 32"
+    "htm-ir-recursion workloads 64 work=recursion_iters=3_trace=200_ntrace=6 -cs 32"
+    "htm-traps traps 64 rounds=1_trace=0_ntrace=6"
+    "btm-traps traps 64 rounds=1_trace=0_ntrace=3"
+    "htm-resync-rv32 workloads 32 work=sort_iters=2_trace=0_ntrace=6_syncmode=3_syncmax=1"
+)
+failed=0
+for c in "${cases[@]}"; do
+    read -r name guest xlen append opts <<< "$c"
+    elf=$elfs/e2e-$guest-rv$xlen.elf
+    dir=$work/$name
+    if ! python3 "$RVPA_ROOT/tests-e2e/run-e2e.py" --qemu "$qemu" \
+            --plugin "$plugin" --decoder "$decoder" --elf "$elf" \
+            --cpu "rv$xlen" --append "${append//_/ }" --workdir "$dir" \
+            --keep --compare-arg=--segments=1 > "$work/$name.log" 2>&1; then
+        echo "$name: the e2e run failed (log: kept below)"
+        tail -5 "$work/$name.log"
+        failed=1
+        continue
+    fi
+    "$objdump" -d "$elf" > "$dir/objdump.txt"
+    "$work/NexRv" -conv -objd "$dir/objdump.txt" -pcinfo "$dir/pcinfo.txt" \
+        > /dev/null
+    # shellcheck disable=SC2086
+    "$work/NexRv" -deco "$dir/trace-hart0.bin" -pcinfo "$dir/pcinfo.txt" \
+        -pcout "$dir/ref.txt" $opts -stat > "$dir/nexrv.txt" 2>&1 || true
+    if python3 - "$dir/ref.txt" "$dir/decoded-hart0.txt" <<'EOF'
+import sys
+ref = [int(l.split(',')[0], 16) for l in open(sys.argv[1])
+       if l.startswith('0x')]
+ours = [int(l, 16) for l in open(sys.argv[2]) if l.startswith('0x')]
+same = ref == ours
+print('%d instructions from NexRv, %d from rvtrace-decode: %s' %
+      (len(ref), len(ours), 'identical' if same else 'DIFFERENT'))
+sys.exit(0 if same and ref else 1)
+EOF
+    then
+        echo "$name: $(grep -h '^Stat' "$dir/nexrv.txt")"
+    else
+        echo "$name: NexRv disagrees"
+        tail -3 "$dir/nexrv.txt"
+        failed=1
+    fi
+done
+[ $failed = 0 ] || die "the reference decoder disagreed on some cases"
+info "NexRv decodes every case to the same instructions"
