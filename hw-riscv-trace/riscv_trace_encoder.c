@@ -132,6 +132,8 @@ struct RISCVTraceEncoderState {
     CPUState *cpu;
     Object *sink_link[2];       /* the "sink" and "pib" properties */
     uint32_t arch;
+    char *format_name;          /* trTeFormat's default: etrace or ntrace */
+    unsigned default_format;    /* ... as its value */
     bool trace_from_reset;
     uint32_t reset_src_id;      /* trTeInstFeatures at reset: SrcID */
     uint32_t reset_src_bits;    /* and SrcBits */
@@ -911,9 +913,10 @@ static void te_update(RISCVTraceEncoderState *te)
 /* ---------------------------------------------------------- registers */
 
 /* The Active 0->1 write: every other field takes its default. */
-static uint32_t te_control_defaults(void)
+static uint32_t te_control_defaults(RISCVTraceEncoderState *te)
 {
     return R_TR_CONTROL_ACTIVE_MASK |
+           te->default_format << R_TE_CONTROL_FORMAT_SHIFT |
            TE_INST_MODE_DELTA << R_TE_CONTROL_INST_MODE_SHIFT |
            ETRACE_SYNC_PACKETS << R_TE_CONTROL_SYNC_MODE_SHIFT |
            4 << R_TE_CONTROL_SYNC_MAX_SHIFT;
@@ -977,7 +980,7 @@ static void te_write_control(RISCVTraceEncoderState *te, uint32_t val)
         te->inst_features = 0;
         etrace_filter_reset(&te->filter);
     } else if (!(old & R_TR_CONTROL_ACTIVE_MASK)) {
-        te->control = te_control_defaults();
+        te->control = te_control_defaults(te);
     } else {
         val = te_legal_control(val);
         te->control = (val & TE_CONTROL_RW) |
@@ -1118,6 +1121,15 @@ static void te_realize(DeviceState *dev, Error **errp)
                    "of two from %u to %u", 4 * TE_BATCH, 1u << 24);
         return;
     }
+    if (!te->format_name || !strcmp(te->format_name, "etrace")) {
+        te->default_format = TE_FORMAT_ETRACE;
+    } else if (!strcmp(te->format_name, "ntrace")) {
+        te->default_format = TE_FORMAT_NTRACE;
+    } else {
+        error_setg(errp, "riscv-trace-encoder: format must be etrace or "
+                   "ntrace");
+        return;
+    }
     if (te->arch > ETRACE_ARCH_2_0) {
         error_setg(errp, "riscv-trace-encoder: arch must be 0 (E-trace "
                    "1.1.1 draft) or 1 (2.0)");
@@ -1208,6 +1220,7 @@ static const Property te_properties[] = {
                      Object *),
     DEFINE_PROP_UINT32("arch", RISCVTraceEncoderState, arch,
                        ETRACE_ARCH_1_1),
+    DEFINE_PROP_STRING("format", RISCVTraceEncoderState, format_name),
     DEFINE_PROP_BOOL("trace-from-reset", RISCVTraceEncoderState,
                      trace_from_reset, false),
     DEFINE_PROP_UINT32("src-id", RISCVTraceEncoderState, reset_src_id, 0),

@@ -51,3 +51,13 @@ echo "\$ qemu-system-riscv64 -M virt,rvtrace=on,rvtrace-chardev=tr -chardev file
 echo "\$ rvtrace-decode --summary --keep-going -e demo-rv64.elf -r rom.bin@0x1000 trace.bin"
 "$RVPA_BUILD/rvtrace-decode" --summary --keep-going -e "$elf" -r "$work/rom.bin@0x1000" \
     "$work/trace.bin"
+
+# The same run in N-trace (history trace messages): the encoders' default
+# trTeFormat set to N-trace.
+"$qemu" "${args[@]}" -global riscv-trace-encoder.format=ntrace \
+    -chardev file,id=tr,path="$work/ntrace.bin" -monitor none -serial none
+echo
+echo "\$ qemu-system-riscv64 ... -global riscv-trace-encoder.format=ntrace ..."
+echo "\$ rvtrace-decode --format ntrace --summary --keep-going -e demo-rv64.elf -r rom.bin@0x1000 ntrace.bin"
+"$RVPA_BUILD/rvtrace-decode" --format ntrace --summary --keep-going \
+    -e "$elf" -r "$work/rom.bin@0x1000" "$work/ntrace.bin"

@@ -40,6 +40,7 @@
 #define INHIBIT_SRC     (1u << 15)
 #define SYNC_MODE(x)    ((x) << 16)
 #define SYNC_MAX(x)     ((x) << 20)
+#define FORMAT(x)       ((x) << 24)
 
 /* RAM sink */
 #define START_LOW       0x010
@@ -294,6 +295,55 @@ static size_t written(QTestState *qts, uint64_t addr, size_t len)
  * Starting and stopping the encoder emits support packets (enable 1 and
  * 0) into the sink; WP counts the padded words; nothing goes elsewhere.
  */
+/*
+ * trTeFormat 1 (N-trace): Impl says protocol 1.0; InstMode 3 (BTM) and 6
+ * (HTM), other non-zero values 6; only the implicit-return and source
+ * features exist, and selecting N-trace clears the others.
+ */
+static void test_encoder_ntrace(void)
+{
+    QTestState *qts = start_virt(1);
+
+    reset_component(qts, ENC(0));
+    for (int format = 2; format < 8; format++) {
+        wr(qts, ENC(0), CONTROL, ACTIVE | FORMAT(format));
+        g_assert_cmphex(rd(qts, ENC(0), CONTROL) & FORMAT(7), ==, 0);
+    }
+    wr(qts, ENC(0), INST_FEATURES, 0x3f);
+    wr(qts, ENC(0), CONTROL, ACTIVE | FORMAT(1) | INST_MODE(6));
+    g_assert_cmphex(rd(qts, ENC(0), CONTROL) & FORMAT(7), ==, FORMAT(1));
+    g_assert_cmphex(rd(qts, ENC(0), IMPL), ==, 0x10101);
+    g_assert_cmphex(rd(qts, ENC(0), INST_FEATURES), ==, 0x8);
+    for (int mode = 1; mode < 8; mode++) {
+        wr(qts, ENC(0), CONTROL, ACTIVE | FORMAT(1) | INST_MODE(mode));
+        g_assert_cmphex(rd(qts, ENC(0), CONTROL) & INST_MODE(7), ==,
+                        INST_MODE(mode == 3 ? 3 : 6));
+    }
+    wr(qts, ENC(0), INST_FEATURES, 0xffffffff);
+    g_assert_cmphex(rd(qts, ENC(0), INST_FEATURES), ==, 0xcfff00c8);
+    /* back to E-trace: protocol 1.1, BTM is not an E-trace mode */
+    wr(qts, ENC(0), CONTROL, ACTIVE | INST_MODE(3));
+    g_assert_cmphex(rd(qts, ENC(0), IMPL), ==, 0x110101);
+    g_assert_cmphex(rd(qts, ENC(0), CONTROL) & INST_MODE(7), ==,
+                    INST_MODE(6));
+    g_assert_cmphex(rd(qts, ENC(0), INST_FEATURES), ==, 0xcfff00c8);
+    qtest_quit(qts);
+
+    /* format=ntrace: N-trace is Format's default */
+    qts = qtest_init("-machine virt,rvtrace=on -bios none "
+                     "-global riscv-trace-encoder.format=ntrace");
+    reset_component(qts, ENC(0));
+    g_assert_cmphex(rd(qts, ENC(0), CONTROL) & (FORMAT(7) | INST_MODE(7)),
+                    ==, FORMAT(1) | INST_MODE(6));
+    /* no instruction retired: no sync, no correlation, no byte */
+    fill(qts, BUF, 64);
+    setup_smem(qts, BUF, BUF + 0x3c, 0);
+    trace_on_off(qts);
+    g_assert_cmphex(rd(qts, SINK(0), WP_LOW), ==, BUF);
+    g_assert_cmpuint(written(qts, BUF, 64), ==, 0);
+    qtest_quit(qts);
+}
+
 static void test_smem_support_packets(void)
 {
     QTestState *qts = start_virt(1);
@@ -781,6 +831,7 @@ int main(int argc, char **argv)
     qtest_add_func("/riscv/trace/encoder/active", test_encoder_active);
     qtest_add_func("/riscv/trace/encoder/warl", test_encoder_warl);
     qtest_add_func("/riscv/trace/encoder/discovery", test_encoder_discovery);
+    qtest_add_func("/riscv/trace/encoder/ntrace", test_encoder_ntrace);
     qtest_add_func("/riscv/trace/ramsink/warl", test_ramsink_warl);
     qtest_add_func("/riscv/trace/smem/support-packets",
                    test_smem_support_packets);

@@ -10,6 +10,7 @@
 #include "rvtest.h"
 #include "../pmu/pdis_test.h"
 #include "etrace.h"
+#include "ntrace.h"
 #include "../trace/rvtrace.h"
 
 #define CSR_MVENDORID 0xf11
@@ -136,7 +137,36 @@ static void print_packet(const ETracePacket *p)
     }
 }
 
-/* Trace fib(5) into the RAM sink of hart 0 and show the packets. */
+/* The N-trace messages of buf[0..used), as the guest reads them. */
+static unsigned long print_ntrace(const uint8_t *buf, unsigned long used)
+{
+    NTraceParams params = { .xlen = __riscv_xlen };
+    unsigned long pos = 0, messages = 0;
+
+    while (pos < used && buf[pos] != NTRACE_IDLE) {
+        NTraceMessage m;
+        const char *err = "";
+        int n = ntrace_message_unpack(&params, buf + pos, used - pos, &m,
+                                      &err);
+
+        CHECK(n > 0);
+        if (n <= 0) {
+            rv_printf("    bad message at byte %lu: %s\n", pos, err);
+            break;
+        }
+        rv_printf("    %-22s I-CNT %lu  address field 0x%lx\n",
+                  ntrace_tcode_name(m.tcode), (unsigned long)m.icnt,
+                  (unsigned long)m.addr);
+        pos += n;
+        messages++;
+    }
+    return messages;
+}
+
+/*
+ * Trace fib(5) into the RAM sink of hart 0 and show the packets (or the
+ * messages, when trTeFormat defaults to N-trace: format=ntrace).
+ */
 static void trace_demo(void)
 {
     volatile uint32_t *ctl = (volatile uint32_t *)(TR_ENC(0) + TR_CONTROL);
@@ -144,20 +174,30 @@ static void trace_demo(void)
     ETraceOptions opts = { 0 };
     unsigned long used, pos = 0, packets = 0;
     unsigned len;
+    bool ntrace;
 
     if (!rv_fdt_prop("/soc/trace@3100000", "compatible", &len)) {
         rv_printf("  (no trace encoder: run with -machine virt,rvtrace=on)\n");
         return;
     }
     rv_rule("demo: a traced program");
-    tr_sink_smem(0, trace_buf, sizeof(trace_buf), 0);
+    /* the encoder first: it may be tracing from reset (rvtrace-chardev) */
     tr_encoder_setup(0, 0, 0);
+    tr_sink_smem(0, trace_buf, sizeof(trace_buf), 0);
     tr_discover(0, &params);
+    ntrace = (te_control(TR_ENC(0)) & TE_FORMAT_FIELD) ==
+             TE_FORMAT(TE_FORMAT_NTRACE);
     *ctl = te_control(TR_ENC(0)) | TE_INST_TRACING;
     CHECK_EQ(fib(5), 5);
     tr_encoder_stop(0);
     used = tr_sink_used(0, trace_buf);
-    rv_printf("  E-trace of fib(5), %lu bytes in the RAM sink:\n", used);
+    rv_printf("  %s of fib(5), %lu bytes in the RAM sink:\n",
+              ntrace ? "N-trace" : "E-trace", used);
+    if (ntrace) {
+        /* ProgTraceSync, fib's returns, ProgTraceCorrelation */
+        CHECK(print_ntrace(trace_buf, used) >= 3);
+        return;
+    }
     while (pos < used) {
         ETracePacket p;
         const char *err = "";
