@@ -64,6 +64,8 @@ REG32(TE_INST_FEATURES, 0x008)  /* trTeInstFeatures: etrace-regs.h */
     FIELD(TE_INST_FEATURES, EN_JUMP_TARGET_CACHE,
           ETRACE_FEAT_JUMP_TARGET_CACHE, 1)
     FIELD(TE_INST_FEATURES, IR_MODE, ETRACE_FEAT_IR_MODE, 2)
+    FIELD(TE_INST_FEATURES, EN_REPEATED_HISTORY,
+          ETRACE_FEAT_REPEATED_HISTORY, 1)
     FIELD(TE_INST_FEATURES, SRC_ID, ETRACE_FEAT_SRC_ID, 12)
     FIELD(TE_INST_FEATURES, SRC_BITS, ETRACE_FEAT_SRC_BITS, 4)
 REG32(TE_DISCOVERY0, 0xE00)     /* this implementation's own */
@@ -87,10 +89,11 @@ REG32(TE_DISCOVERY1, 0xE04)
  */
 #define TE_INST_MODE_DELTA      6
 /* trTeInstFeatures fields N-trace has (the rest read 0 in N-trace) */
-#define TE_NTRACE_FEATURES      (R_TE_INST_FEATURES_EN_IMPLICIT_RETURN_MASK | \
-                                 R_TE_INST_FEATURES_IR_MODE_MASK | \
-                                 R_TE_INST_FEATURES_SRC_ID_MASK | \
-                                 R_TE_INST_FEATURES_SRC_BITS_MASK)
+#define TE_NTRACE_FEATURES \
+    (R_TE_INST_FEATURES_EN_IMPLICIT_RETURN_MASK | \
+     R_TE_INST_FEATURES_IR_MODE_MASK | \
+     R_TE_INST_FEATURES_EN_REPEATED_HISTORY_MASK | \
+     R_TE_INST_FEATURES_SRC_ID_MASK | R_TE_INST_FEATURES_SRC_BITS_MASK)
 #define TE_SRC_BITS_MAX         12
 
 /* Bytes gathered before they go to the sinks. */
@@ -694,6 +697,8 @@ static bool te_start_ntrace(RISCVTraceEncoderState *te)
         .mode = FIELD_EX32(te->control, TE_CONTROL, INST_MODE),
         .implicit_return = te->options.implicit_return,
         .context = FIELD_EX32(te->control, TE_CONTROL, CONTEXT),
+        .repeat = FIELD_EX32(te->inst_features, TE_INST_FEATURES,
+                             EN_REPEATED_HISTORY),
         .sync_mode = te->options.sync_mode,
         .sync_max = te->options.sync_max,
     };
@@ -954,6 +959,7 @@ static uint32_t te_legal_features(RISCVTraceEncoderState *te, uint32_t val)
                         R_TE_INST_FEATURES_EN_IMPLICIT_RETURN_MASK |
                         R_TE_INST_FEATURES_EN_BRANCH_PREDICTION_MASK |
                         R_TE_INST_FEATURES_EN_JUMP_TARGET_CACHE_MASK |
+                        R_TE_INST_FEATURES_EN_REPEATED_HISTORY_MASK |
                         R_TE_INST_FEATURES_SRC_ID_MASK);
     unsigned ir_mode = FIELD_EX32(val, TE_INST_FEATURES, IR_MODE);
     unsigned src_bits = FIELD_EX32(val, TE_INST_FEATURES, SRC_BITS);
@@ -967,6 +973,8 @@ static uint32_t te_legal_features(RISCVTraceEncoderState *te, uint32_t val)
                    MIN(src_bits, TE_SRC_BITS_MAX));
     if (FIELD_EX32(te->control, TE_CONTROL, FORMAT) == TE_FORMAT_NTRACE) {
         f &= TE_NTRACE_FEATURES;
+    } else {
+        f &= ~R_TE_INST_FEATURES_EN_REPEATED_HISTORY_MASK;
     }
     return f;
 }

@@ -297,8 +297,8 @@ static size_t written(QTestState *qts, uint64_t addr, size_t len)
  */
 /*
  * trTeFormat 1 (N-trace): Impl says protocol 1.0; InstMode 3 (BTM) and 6
- * (HTM), other non-zero values 6; only the implicit-return and source
- * features exist, and selecting N-trace clears the others.
+ * (HTM), other non-zero values 6; only the implicit-return, repeat and
+ * source features exist, and selecting N-trace clears the others.
  */
 static void test_encoder_ntrace(void)
 {
@@ -319,9 +319,13 @@ static void test_encoder_ntrace(void)
         g_assert_cmphex(rd(qts, ENC(0), CONTROL) & INST_MODE(7), ==,
                         INST_MODE(mode == 3 ? 3 : 6));
     }
+    /* implicit return (3, 7:6), RepeatedHistory (8), SrcID, SrcBits */
     wr(qts, ENC(0), INST_FEATURES, 0xffffffff);
-    g_assert_cmphex(rd(qts, ENC(0), INST_FEATURES), ==, 0xcfff00c8);
-    /* back to E-trace: protocol 1.1, BTM is not an E-trace mode */
+    g_assert_cmphex(rd(qts, ENC(0), INST_FEATURES), ==, 0xcfff01c8);
+    /*
+     * Back to E-trace: protocol 1.1, BTM is not an E-trace mode,
+     * RepeatedHistory is N-trace's
+     */
     wr(qts, ENC(0), CONTROL, ACTIVE | INST_MODE(3));
     g_assert_cmphex(rd(qts, ENC(0), IMPL), ==, 0x110101);
     g_assert_cmphex(rd(qts, ENC(0), CONTROL) & INST_MODE(7), ==,

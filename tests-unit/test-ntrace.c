@@ -525,6 +525,55 @@ static void test_periodic_sync(void)
     run_free(&r);
 }
 
+/*
+ * Repeat: an IndirectBranch equal to the one before it in every field is
+ * counted (RepeatBranch); a full HIST equal to the last one too
+ * (ResourceFull RCODE 2 with HREPEAT).
+ */
+static void test_repeat(void)
+{
+    NTraceOptions o = { .mode = NTRACE_MODE_HTM, .repeat = true };
+    Run r = {};
+    ETraceBlock b;
+
+    run_begin(&r, &o);
+    b = blk(0x1000, 2, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true);
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0x2000, 4, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true);
+    for (int i = 0; i < 5; i++) {
+        ntrace_encoder_block(r.e, &b);      /* to 0x2000 each time */
+    }
+    ntrace_encoder_block(r.e, &b);          /* and then to 0x3000 */
+    for (int i = 0; i < 62; i++) {          /* two HISTs of 31 taken */
+        b = blk(0x3000, 2, RISCV_ITYPE_TAKEN_BRANCH, true);
+        ntrace_encoder_block(r.e, &b);
+    }
+    for (int i = 0; i < 31; i++) {          /* and one of 31 not taken */
+        b = blk(0x3000, 2, RISCV_ITYPE_NOT_TAKEN_BRANCH, true);
+        ntrace_encoder_block(r.e, &b);
+    }
+    b = blk(0x3000, 2, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true);
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0x4000, 2, RISCV_ITYPE_NONE, true);
+    ntrace_encoder_block(r.e, &b);
+    run_end(&r);
+
+    g_assert_cmpuint(r.msgs->len, ==, 9);
+    check_indirect(&r, 1, NTRACE_BTYPE_JUMP, 2, 0x1000, 0x2000);
+    check_indirect(&r, 2, NTRACE_BTYPE_JUMP, 4, 0x2000, 0x2000);
+    g_assert_cmpuint(msg(&r, 3)->tcode, ==, NTRACE_TCODE_REPEAT_BRANCH);
+    g_assert_cmpuint(msg(&r, 3)->bcnt, ==, 4);
+    check_indirect(&r, 4, NTRACE_BTYPE_JUMP, 4, 0x2000, 0x3000);
+    g_assert_cmpuint(msg(&r, 5)->rcode, ==, NTRACE_RCODE_HIST_REPEAT);
+    g_assert_cmphex(msg(&r, 5)->rdata, ==, 0xffffffff);
+    g_assert_cmpuint(msg(&r, 5)->hrepeat, ==, 2);
+    g_assert_cmpuint(msg(&r, 6)->rcode, ==, NTRACE_RCODE_HIST);
+    g_assert_cmphex(msg(&r, 6)->rdata, ==, 0x80000000);
+    check_indirect(&r, 7, NTRACE_BTYPE_JUMP, 2 * 94, 0x3000, 0x4000);
+    check_end(&r, 8, 2);
+    run_free(&r);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -543,5 +592,6 @@ int main(int argc, char **argv)
     g_test_add_func("/ntrace/encoder/loss-filter-ownership",
                     test_loss_filter_ownership);
     g_test_add_func("/ntrace/encoder/periodic-sync", test_periodic_sync);
+    g_test_add_func("/ntrace/encoder/repeat", test_repeat);
     return g_test_run();
 }

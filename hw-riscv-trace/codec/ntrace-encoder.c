@@ -57,6 +57,12 @@ struct NTraceEncoder {
     uint64_t sync_units;        /* since the last sync */
     bool sync_due;
 
+    /* repeat: the last branch message and how often it came again */
+    NTraceMessage last_branch;  /* tcode 0: none to repeat */
+    uint64_t bcnt;
+    uint64_t hist_full;         /* the last full HIST not yet sent */
+    uint64_t hrepeat;           /* ... and how often it came */
+
     NTraceStats stats;
 };
 
@@ -65,7 +71,7 @@ static bool htm(const NTraceEncoder *e)
     return e->o.mode == NTRACE_MODE_HTM;
 }
 
-static void emit_message(NTraceEncoder *e, NTraceMessage *m)
+static void emit_bytes(NTraceEncoder *e, NTraceMessage *m)
 {
     uint8_t buf[NTRACE_MAX_MESSAGE];
     size_t n;
@@ -83,6 +89,59 @@ static void emit_message(NTraceEncoder *e, NTraceMessage *m)
     e->emit(e->opaque, buf, n);
 }
 
+/* What repeat mode counted goes out before any other message. */
+static void flush_repeats(NTraceEncoder *e)
+{
+    if (e->bcnt) {
+        NTraceMessage m = {
+            .tcode = NTRACE_TCODE_REPEAT_BRANCH, .bcnt = e->bcnt,
+        };
+
+        e->bcnt = 0;
+        emit_bytes(e, &m);
+    }
+    if (e->hrepeat) {
+        NTraceMessage m = {
+            .tcode = NTRACE_TCODE_RESOURCE_FULL, .rdata = e->hist_full,
+            .rcode = e->hrepeat > 1 ? NTRACE_RCODE_HIST_REPEAT :
+                                      NTRACE_RCODE_HIST,
+            .hrepeat = e->hrepeat,
+        };
+
+        e->hrepeat = 0;
+        emit_bytes(e, &m);
+    }
+}
+
+static void emit_message(NTraceEncoder *e, NTraceMessage *m)
+{
+    flush_repeats(e);
+    e->last_branch.tcode = 0;
+    emit_bytes(e, m);
+}
+
+static bool same_branch(const NTraceMessage *a, const NTraceMessage *b)
+{
+    return a->tcode == b->tcode && a->btype == b->btype &&
+           a->icnt == b->icnt && a->addr == b->addr && a->hist == b->hist;
+}
+
+/*
+ * A branch message: counted when repeat mode is on and it is the last
+ * branch message again, else sent (after what was counted).
+ */
+static void emit_branch(NTraceEncoder *e, NTraceMessage *m)
+{
+    if (e->o.repeat && !e->hrepeat && e->last_branch.tcode &&
+        same_branch(m, &e->last_branch)) {
+        e->bcnt++;
+        return;
+    }
+    flush_repeats(e);
+    emit_bytes(e, m);
+    e->last_branch = *m;
+}
+
 /* Everything a sync makes the decoder forget starts again. */
 static void reset_state(NTraceEncoder *e, uint64_t addr)
 {
@@ -93,6 +152,7 @@ static void reset_state(NTraceEncoder *e, uint64_t addr)
     e->ret_check = false;
     e->sync_units = 0;
     e->sync_due = false;
+    e->last_branch.tcode = 0;
     etrace_callstack_reset(&e->stack, e->stack_entry,
                            NTRACE_CALL_STACK_DEPTH - 1,
                            e->o.implicit_return ? NTRACE_CALL_STACK_DEPTH : 0);
@@ -180,10 +240,12 @@ static void send_pending(NTraceEncoder *e, uint64_t addr)
     if (sync) {
         m.sync = NTRACE_SYNC_PERIODIC;
         m.addr = addr >> 1;
+        emit_message(e, &m);
     } else {
-        m.addr = (addr ^ e->last_addr) >> 1;
+        m.addr = m.tcode == NTRACE_TCODE_DIRECT_BRANCH ? 0 :
+                 (addr ^ e->last_addr) >> 1;
+        emit_branch(e, &m);
     }
-    emit_message(e, &m);
     e->icnt = 0;
     e->pending = NTRACE_PENDING_NONE;
     if (m.tcode != NTRACE_TCODE_DIRECT_BRANCH) {
@@ -209,18 +271,32 @@ static void add_icnt(NTraceEncoder *e, uint32_t units)
     e->icnt += units;
 }
 
+/*
+ * A branch outcome into HIST; a full HIST goes out in ResourceFull, or in
+ * repeat mode is counted while it is the same as the last one.
+ */
 static void add_branch(NTraceEncoder *e, bool taken)
 {
     e->hist = e->hist << 1 | taken;
-    if (e->hist >> NTRACE_HIST_BITS) {
+    if (!(e->hist >> NTRACE_HIST_BITS)) {
+        return;
+    }
+    if (e->o.repeat && e->hrepeat && e->hist == e->hist_full) {
+        e->hrepeat++;
+    } else if (e->o.repeat) {
+        flush_repeats(e);
+        e->last_branch.tcode = 0;
+        e->hist_full = e->hist;
+        e->hrepeat = 1;
+    } else {
         NTraceMessage m = {
             .tcode = NTRACE_TCODE_RESOURCE_FULL, .rcode = NTRACE_RCODE_HIST,
             .rdata = e->hist,
         };
 
         emit_message(e, &m);
-        e->hist = 1;
     }
+    e->hist = 1;
 }
 
 /* ECALL, EBREAK and C.EBREAK: the exceptions whose EPC retired before. */
@@ -427,6 +503,9 @@ void ntrace_encoder_lost(NTraceEncoder *e)
     e->sync_reason = NTRACE_SYNC_OVERRUN;
     e->pending = NTRACE_PENDING_NONE;
     e->last_valid = false;
+    e->bcnt = 0;            /* what was counted is lost too */
+    e->hrepeat = 0;
+    e->last_branch.tcode = 0;
 }
 
 void ntrace_encoder_stats(const NTraceEncoder *e, NTraceStats *s)

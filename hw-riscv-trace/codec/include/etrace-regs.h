@@ -24,6 +24,7 @@
 #define ETRACE_FEAT_IR_MODE                 6   /* 2 bits */
 #define ETRACE_FEAT_IR_MODE_COUNTER         1   /* its values */
 #define ETRACE_FEAT_IR_MODE_STACK           3   /* full compare */
+#define ETRACE_FEAT_REPEATED_HISTORY        8   /* N-trace only */
 #define ETRACE_FEAT_SRC_ID                  16  /* 12 bits */
 #define ETRACE_FEAT_SRC_BITS                28  /* 4 bits */
 

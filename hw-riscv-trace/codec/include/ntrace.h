@@ -70,6 +70,7 @@ typedef enum NTraceTcode {
 /* RCODE of ResourceFull */
 #define NTRACE_RCODE_ICNT       0
 #define NTRACE_RCODE_HIST       1
+#define NTRACE_RCODE_HIST_REPEAT 2  /* HIST, and HREPEAT times in a row */
 
 /* Error: ETYPE 0 (messages lost), ECODE bit 2 (program trace lost) */
 #define NTRACE_ETYPE_OVERRUN    0
@@ -185,6 +186,13 @@ const char *ntrace_tcode_name(unsigned tcode);
  * - Ownership (trTeContext): after each sync, and before the next message
  *   when the privilege (V, PRV) or the context changed; PROCESS FORMAT 0
  *   without a context, 2 with it (scontext: the block's context).
+ * - Repeat (trTeInstEnRepeatedHistory): a DirectBranch or
+ *   IndirectBranch(Hist) whose fields are all those of the branch
+ *   message before it (so any decoder that applies that message again
+ *   follows the same path) is counted, and RepeatBranch B-CNT goes out
+ *   before the next other message; HIST filled with the value it was
+ *   filled with last time is counted too, and goes out as ResourceFull
+ *   RCODE 2 with HREPEAT (RCODE 1 when it came once).
  * - The end of tracing, or the first block a filter does not pass,
  *   sends ProgTraceCorrelation EVCODE 4 with I-CNT (and in HTM CDF 1 and
  *   HIST); the next traced block is synced with SYNC 5.  An uninferable
@@ -202,6 +210,7 @@ typedef struct NTraceOptions {
     ETraceIRMode implicit_return;   /* OFF, CALL_COUNTER (count only), */
                                     /* RETURN_STACK (full compare) */
     bool context;                   /* Ownership messages */
+    bool repeat;                    /* RepeatBranch, ResourceFull RCODE 2 */
     ETraceSyncMode sync_mode;       /* counting messages, instructions */
                                     /* or half-words */
     unsigned sync_max;              /* period 2^(sync_max + 4) units */
