@@ -116,7 +116,9 @@ static inline void e2e_trace_start(unsigned hart, void *buf,
 
     tr_sink_smem(hart, buf, size,
                  rv_arg_value("stoponwrap=", 0) ? RAM_STOP_ON_WRAP : 0);
-    tr_encoder_setup(hart, rv_arg_value("trace=", 0), 0);
+    tr_encoder_setup(hart, rv_arg_value("trace=", 0),
+                     rv_arg("ntrace=") ? TE_FORMAT(TE_FORMAT_NTRACE) |
+                     TE_INST_MODE(rv_arg_value("ntrace=", 6) & 7) : 0);
     control = te_control(enc);
     if (rv_arg("syncmode=")) {
         control = (control & ~TE_SYNC_FIELDS) |
@@ -125,11 +127,6 @@ static inline void e2e_trace_start(unsigned hart, void *buf,
     }
     if (rv_arg_value("context=", 0)) {
         control |= TE_CONTEXT;
-    }
-    if (rv_arg("ntrace=")) {
-        control = (control & ~(TE_FORMAT_FIELD | TE_INST_MODE_FIELD)) |
-                  TE_FORMAT(TE_FORMAT_NTRACE) |
-                  TE_INST_MODE(rv_arg_value("ntrace=", 6) & 7);
     }
     e2e_filter_setup(enc);
     tr_write(enc, TR_CONTROL, control | TE_INST_TRACING);

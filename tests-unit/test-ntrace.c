@@ -574,6 +574,39 @@ static void test_repeat(void)
     run_free(&r);
 }
 
+/*
+ * A history of period 2 repeats in 30 outcomes, not 31: HIST fills to 30
+ * while it repeats (the reference encoder's 30/28-bit patterns).
+ */
+static void test_repeat_period(void)
+{
+    NTraceOptions o = { .mode = NTRACE_MODE_HTM, .repeat = true };
+    Run r = {};
+    ETraceBlock b;
+
+    run_begin(&r, &o);
+    for (int i = 0; i < 91; i++) {
+        b = blk(0x3000, 2, i & 1 ? RISCV_ITYPE_NOT_TAKEN_BRANCH :
+                                   RISCV_ITYPE_TAKEN_BRANCH, true);
+        ntrace_encoder_block(r.e, &b);
+    }
+    b = blk(0x3000, 2, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true);
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0x4000, 2, RISCV_ITYPE_NONE, true);
+    ntrace_encoder_block(r.e, &b);
+    run_end(&r);
+
+    g_assert_cmpuint(r.msgs->len, ==, 4);
+    g_assert_cmpuint(msg(&r, 1)->rcode, ==, NTRACE_RCODE_HIST_REPEAT);
+    g_assert_cmphex(msg(&r, 1)->rdata, ==, 0x40000000 | 0x2aaaaaaa);
+    g_assert_cmpuint(msg(&r, 1)->hrepeat, ==, 3);
+    /* the 91st outcome, taken, with the stop bit */
+    g_assert_cmpuint(msg(&r, 2)->tcode, ==,
+                     NTRACE_TCODE_INDIRECT_BRANCH_HIST);
+    g_assert_cmphex(msg(&r, 2)->hist, ==, 3);
+    run_free(&r);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -593,5 +626,6 @@ int main(int argc, char **argv)
                     test_loss_filter_ownership);
     g_test_add_func("/ntrace/encoder/periodic-sync", test_periodic_sync);
     g_test_add_func("/ntrace/encoder/repeat", test_repeat);
+    g_test_add_func("/ntrace/encoder/repeat-period", test_repeat_period);
     return g_test_run();
 }

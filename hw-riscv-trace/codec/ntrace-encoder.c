@@ -62,6 +62,7 @@ struct NTraceEncoder {
     uint64_t bcnt;
     uint64_t hist_full;         /* the last full HIST not yet sent */
     uint64_t hrepeat;           /* ... and how often it came */
+    unsigned hist_len;          /* branches that fill HIST: 31, 30 or 28 */
 
     NTraceStats stats;
 };
@@ -147,6 +148,7 @@ static void reset_state(NTraceEncoder *e, uint64_t addr)
 {
     e->icnt = 0;
     e->hist = 1;
+    e->hist_len = NTRACE_HIST_BITS;
     e->last_addr = addr;
     e->pending = NTRACE_PENDING_NONE;
     e->ret_check = false;
@@ -233,6 +235,7 @@ static void send_pending(NTraceEncoder *e, uint64_t addr)
                          NTRACE_TCODE_INDIRECT_BRANCH_HIST;
         m.hist = e->hist;
         e->hist = 1;
+        e->hist_len = NTRACE_HIST_BITS;
     } else {
         m.tcode = sync ? NTRACE_TCODE_INDIRECT_BRANCH_SYNC :
                          NTRACE_TCODE_INDIRECT_BRANCH;
@@ -272,22 +275,61 @@ static void add_icnt(NTraceEncoder *e, uint32_t units)
 }
 
 /*
+ * The length a repeated history should fill HIST to: a history whose
+ * outcomes repeat with a period that divides 30 or 28 but not 31 repeats
+ * in HIST only at that length.  h holds NTRACE_HIST_BITS outcomes.
+ */
+static unsigned repeat_length(uint64_t h)
+{
+    uint64_t all = (UINT64_C(1) << NTRACE_HIST_BITS) - 1;
+
+    for (unsigned p = 1; p <= 15; p++) {
+        if (((h ^ (h >> p)) & (all >> p)) == 0) {
+            return p == 1 ? NTRACE_HIST_BITS : 30 % p == 0 ? 30 :
+                   28 % p == 0 ? 28 : NTRACE_HIST_BITS;
+        }
+    }
+    return NTRACE_HIST_BITS;
+}
+
+/*
+ * In repeat mode, a full HIST: counted while it equals the last one,
+ * else the start of a new count (at the length its period asks for; the
+ * outcomes beyond that length stay in HIST).
+ */
+static void repeat_hist(NTraceEncoder *e)
+{
+    unsigned len, rest;
+
+    if (e->hrepeat && e->hist == e->hist_full) {
+        e->hrepeat++;
+        e->hist = 1;
+        return;
+    }
+    flush_repeats(e);
+    e->last_branch.tcode = 0;
+    len = e->hist_len == NTRACE_HIST_BITS ?
+          repeat_length(e->hist & ((UINT64_C(1) << NTRACE_HIST_BITS) - 1)) :
+          e->hist_len;
+    rest = e->hist_len - len;
+    e->hist_full = e->hist >> rest;
+    e->hrepeat = 1;
+    e->hist_len = len;
+    e->hist = UINT64_C(1) << rest | (e->hist & ((UINT64_C(1) << rest) - 1));
+}
+
+/*
  * A branch outcome into HIST; a full HIST goes out in ResourceFull, or in
  * repeat mode is counted while it is the same as the last one.
  */
 static void add_branch(NTraceEncoder *e, bool taken)
 {
     e->hist = e->hist << 1 | taken;
-    if (!(e->hist >> NTRACE_HIST_BITS)) {
+    if (!(e->hist >> e->hist_len)) {
         return;
     }
-    if (e->o.repeat && e->hrepeat && e->hist == e->hist_full) {
-        e->hrepeat++;
-    } else if (e->o.repeat) {
-        flush_repeats(e);
-        e->last_branch.tcode = 0;
-        e->hist_full = e->hist;
-        e->hrepeat = 1;
+    if (e->o.repeat) {
+        repeat_hist(e);
     } else {
         NTraceMessage m = {
             .tcode = NTRACE_TCODE_RESOURCE_FULL, .rcode = NTRACE_RCODE_HIST,
@@ -295,8 +337,8 @@ static void add_branch(NTraceEncoder *e, bool taken)
         };
 
         emit_message(e, &m);
+        e->hist = 1;
     }
-    e->hist = 1;
 }
 
 /* ECALL, EBREAK and C.EBREAK: the exceptions whose EPC retired before. */

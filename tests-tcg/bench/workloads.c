@@ -326,17 +326,15 @@ static void trace_start(uint32_t features, bool pib)
     if (!pib) {
         tr_sink_smem(0, ram_buf, RAM_BUF_SIZE, 0);
     }
-    tr_encoder_setup(0, features, 0);
+    /* N-trace in InstMode 3 (BTM) or 6 (HTM) */
+    tr_encoder_setup(0, features, rv_arg("ntrace=") ?
+                     TE_FORMAT(TE_FORMAT_NTRACE) |
+                     TE_INST_MODE(rv_arg_value("ntrace=", 6) & 7) : 0);
     control = te_control(enc);
     if (rv_arg("syncmode=")) {
         control = (control & ~TE_SYNC_FIELDS) |
                   TE_SYNC_MODE(rv_arg_value("syncmode=", 1) & 3) |
                   TE_SYNC_MAX(rv_arg_value("syncmax=", 4) & 15);
-    }
-    if (rv_arg("ntrace=")) {      /* N-trace in InstMode 3 (BTM) or 6 */
-        control = (control & ~(TE_FORMAT_FIELD | TE_INST_MODE_FIELD)) |
-                  TE_FORMAT(TE_FORMAT_NTRACE) |
-                  TE_INST_MODE(rv_arg_value("ntrace=", 6) & 7);
     }
     tr_write(enc, TR_CONTROL, control | TE_INST_TRACING);
 }

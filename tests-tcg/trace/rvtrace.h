@@ -102,10 +102,13 @@ static inline void tr_encoder_setup(unsigned hart, uint32_t features,
                                     uint32_t control)
 {
     unsigned long enc = TR_ENC(hart);
+    uint32_t fields = (control & TE_FORMAT_FIELD ? TE_FORMAT_FIELD : 0) |
+                      (control & TE_INST_MODE_FIELD ? TE_INST_MODE_FIELD : 0);
 
     tr_reset(enc);
+    /* Format first: which trTeInstFeatures fields exist depends on it */
+    tr_write(enc, TR_CONTROL, (te_control(enc) & ~fields) | control);
     tr_write(enc, TE_INST_FEATURES, features);
-    tr_write(enc, TR_CONTROL, te_control(enc) | control);
     tr_write(enc, TR_CONTROL, te_control(enc) | TR_ENABLE);
 }
 
