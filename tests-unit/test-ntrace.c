@@ -607,6 +607,36 @@ static void test_repeat_period(void)
     run_free(&r);
 }
 
+/* A loop of 30 branches without a shorter period: HIST repeats at 30. */
+static void test_repeat_thirty(void)
+{
+    NTraceOptions o = { .mode = NTRACE_MODE_HTM, .repeat = true };
+    const uint32_t loop = 0x1ef32a57 & 0x3fffffff;  /* oldest in bit 29 */
+    Run r = {};
+    ETraceBlock b;
+
+    run_begin(&r, &o);
+    for (int i = 0; i < 120; i++) {
+        bool taken = loop >> (29 - i % 30) & 1;
+
+        b = blk(0x3000, 2, taken ? RISCV_ITYPE_TAKEN_BRANCH :
+                                   RISCV_ITYPE_NOT_TAKEN_BRANCH, true);
+        ntrace_encoder_block(r.e, &b);
+    }
+    b = blk(0x3000, 2, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true);
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0x4000, 2, RISCV_ITYPE_NONE, true);
+    ntrace_encoder_block(r.e, &b);
+    run_end(&r);
+
+    g_assert_cmpuint(r.msgs->len, ==, 4);
+    g_assert_cmpuint(msg(&r, 1)->rcode, ==, NTRACE_RCODE_HIST_REPEAT);
+    g_assert_cmphex(msg(&r, 1)->rdata, ==, 0x40000000 | loop);
+    g_assert_cmpuint(msg(&r, 1)->hrepeat, ==, 4);
+    check_indirect(&r, 2, NTRACE_BTYPE_JUMP, 2 * 121, 0x3000, 0x4000);
+    run_free(&r);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -627,5 +657,6 @@ int main(int argc, char **argv)
     g_test_add_func("/ntrace/encoder/periodic-sync", test_periodic_sync);
     g_test_add_func("/ntrace/encoder/repeat", test_repeat);
     g_test_add_func("/ntrace/encoder/repeat-period", test_repeat_period);
+    g_test_add_func("/ntrace/encoder/repeat-thirty", test_repeat_thirty);
     return g_test_run();
 }

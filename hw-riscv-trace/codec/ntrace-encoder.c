@@ -274,48 +274,126 @@ static void add_icnt(NTraceEncoder *e, uint32_t units)
     e->icnt += units;
 }
 
-/*
- * The length a repeated history should fill HIST to: a history whose
- * outcomes repeat with a period that divides 30 or 28 but not 31 repeats
- * in HIST only at that length.  h holds NTRACE_HIST_BITS outcomes.
- */
-static unsigned repeat_length(uint64_t h)
+/* The HIST length a history of period p repeats in: 31, 30, 28 or none. */
+static unsigned length_for_period(unsigned p)
 {
-    uint64_t all = (UINT64_C(1) << NTRACE_HIST_BITS) - 1;
-
-    for (unsigned p = 1; p <= 15; p++) {
-        if (((h ^ (h >> p)) & (all >> p)) == 0) {
-            return p == 1 ? NTRACE_HIST_BITS : 30 % p == 0 ? 30 :
-                   28 % p == 0 ? 28 : NTRACE_HIST_BITS;
-        }
-    }
-    return NTRACE_HIST_BITS;
+    return NTRACE_HIST_BITS % p == 0 ? NTRACE_HIST_BITS :
+           30 % p == 0 ? 30 : 28 % p == 0 ? 28 : 0;
 }
 
 /*
- * In repeat mode, a full HIST: counted while it equals the last one,
- * else the start of a new count (at the length its period asks for; the
- * outcomes beyond that length stay in HIST).
+ * How many of the newest outcomes of h (NTRACE_HIST_BITS of them, the
+ * newest in bit 0) repeat, at least twice, with a period that some HIST
+ * length is a multiple of (*tail), and that length; 0 when no period
+ * covers at least half of them.
+ */
+static unsigned periodic_tail(uint64_t h, unsigned *tail)
+{
+    uint64_t all = (UINT64_C(1) << NTRACE_HIST_BITS) - 1;
+    unsigned best = 0;
+
+    *tail = 0;
+    for (unsigned p = 1; p <= 15; p++) {
+        /* bit i: outcome i differs from outcome i + p */
+        uint64_t diff = (h ^ (h >> p)) & (all >> p);
+        unsigned n = (diff ? (unsigned)__builtin_ctzll(diff) :
+                      NTRACE_HIST_BITS - p) + p;
+
+        /* at least two whole periods, or a pattern is not shown */
+        if (length_for_period(p) && n >= 2 * p && n > *tail) {
+            *tail = n;
+            best = length_for_period(p);
+        }
+    }
+    return *tail * 2 > NTRACE_HIST_BITS ? best : 0;
+}
+
+/* Count the oldest len of the n outcomes in HIST; the rest stay. */
+static void start_repeat(NTraceEncoder *e, unsigned n, unsigned len)
+{
+    unsigned rest = n - len;
+
+    e->hist_full = e->hist >> rest;
+    e->hrepeat = 1;
+    e->hist_len = len;
+    e->hist = UINT64_C(1) << rest | (e->hist & ((UINT64_C(1) << rest) - 1));
+}
+
+/*
+ * A full HIST of 31 outcomes after one that is counted once: the 62 of
+ * them may repeat with a period of 30 or 28 (a loop of that many
+ * branches).  Then the oldest 30 (28) are counted twice and the rest stay
+ * in HIST, which fills to that length from now on.
+ */
+static bool repeat_across(NTraceEncoder *e)
+{
+    uint64_t all = (UINT64_C(1) << NTRACE_HIST_BITS) - 1;
+    uint64_t seq = (e->hist_full & all) << NTRACE_HIST_BITS | (e->hist & all);
+    static const unsigned lengths[] = { 30, 28 };
+
+    for (int i = 0; i < 2; i++) {
+        unsigned len = lengths[i], rest = 2 * NTRACE_HIST_BITS - 2 * len;
+
+        if (((seq ^ (seq >> len)) &
+             ((UINT64_C(1) << (2 * NTRACE_HIST_BITS - len)) - 1)) == 0) {
+            e->hist_full = UINT64_C(1) << len |
+                           seq >> (2 * NTRACE_HIST_BITS - len);
+            e->hrepeat = 2;
+            e->hist_len = len;
+            e->hist = UINT64_C(1) << rest |
+                      (seq & ((UINT64_C(1) << rest) - 1));
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * In repeat mode, a full HIST: counted while it equals the last one, else
+ * the start of a new count.  A loop's outcomes repeat in HIST only at a
+ * length their period divides, and only from the loop's first branch on:
+ * so a history whose newest outcomes have such a period sends the older
+ * ones alone (ResourceFull RCODE 1) and fills HIST to that length from
+ * there.
  */
 static void repeat_hist(NTraceEncoder *e)
 {
-    unsigned len, rest;
+    uint64_t h = e->hist & ((UINT64_C(1) << e->hist_len) - 1);
+    unsigned len, tail;
 
     if (e->hrepeat && e->hist == e->hist_full) {
         e->hrepeat++;
         e->hist = 1;
         return;
     }
+    if (e->hrepeat == 1 && e->hist_len == NTRACE_HIST_BITS &&
+        e->hist_full >> NTRACE_HIST_BITS == 1 && repeat_across(e)) {
+        return;
+    }
     flush_repeats(e);
     e->last_branch.tcode = 0;
-    len = e->hist_len == NTRACE_HIST_BITS ?
-          repeat_length(e->hist & ((UINT64_C(1) << NTRACE_HIST_BITS) - 1)) :
-          e->hist_len;
-    rest = e->hist_len - len;
-    e->hist_full = e->hist >> rest;
-    e->hrepeat = 1;
+    if (e->hist_len != NTRACE_HIST_BITS) {
+        start_repeat(e, e->hist_len, e->hist_len);
+        return;
+    }
+    len = periodic_tail(h, &tail);
+    if (!len) {
+        start_repeat(e, NTRACE_HIST_BITS, NTRACE_HIST_BITS);
+        return;
+    }
+    if (tail < NTRACE_HIST_BITS) {
+        NTraceMessage m = {
+            .tcode = NTRACE_TCODE_RESOURCE_FULL, .rcode = NTRACE_RCODE_HIST,
+            .rdata = UINT64_C(1) << (NTRACE_HIST_BITS - tail) | h >> tail,
+        };
+
+        emit_bytes(e, &m);
+        e->hist = UINT64_C(1) << tail | (h & ((UINT64_C(1) << tail) - 1));
+    }
     e->hist_len = len;
-    e->hist = UINT64_C(1) << rest | (e->hist & ((UINT64_C(1) << rest) - 1));
+    if (tail >= len) {
+        start_repeat(e, tail, len);
+    }
 }
 
 /*
