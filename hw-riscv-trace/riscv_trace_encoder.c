@@ -153,6 +153,7 @@ struct RISCVTraceEncoderState {
     /* Encoding */
     ETraceParams params;
     unsigned format;        /* the trace's trTeFormat, from its start */
+    unsigned ntrace_mode;   /* ... and its N-trace InstMode */
     ETraceEncoder *enc;     /* the codec of that format */
     NTraceEncoder *nenc;
     bool stopping;          /* the hart has not yet run the stop */
@@ -645,13 +646,13 @@ static void te_options(RISCVTraceEncoderState *te, ETraceOptions *o)
 
 /*
  * Runs of branch blocks (see trace_ingress.h): filters, the branch
- * predictor and N-trace (I-CNT at each taken branch) need every branch
- * block's address.
+ * predictor and N-trace's BTM (I-CNT at each taken branch) need every
+ * branch block's address.
  */
 static bool te_runs_allowed(RISCVTraceEncoderState *te)
 {
     return !etrace_filter_active(&te->filter) && !te->bpred &&
-           !te_ntrace(te);
+           !(te_ntrace(te) && te->ntrace_mode != NTRACE_MODE_HTM);
 }
 
 /* The context when tracing starts: later changes come as records. */
@@ -703,6 +704,7 @@ static bool te_start_ntrace(RISCVTraceEncoderState *te)
         .sync_max = te->options.sync_max,
     };
 
+    te->ntrace_mode = o.mode;
     te->nenc = ntrace_encoder_new(&p, te_emit, te);
     if (!te->nenc) {
         return false;
@@ -777,7 +779,9 @@ static void te_start(RISCVTraceEncoderState *te)
     riscv_trace_attach(te->cpu, te_consume, te);
     te->bpred = te->options.branch_prediction;
     te->runs = te_runs_allowed(te);
-    te->run_units = etrace_options_count_units(&te->options);
+    /* N-trace's I-CNT counts every half-word, of runs too */
+    te->run_units = etrace_options_count_units(&te->options) ||
+                    te_ntrace(te);
     riscv_trace_set_runs(te->cpu, te->runs, te->run_units);
     riscv_trace_set_active(te->cpu, true);
     trace_riscv_trace_encoder_start(te->cpu->cpu_index, te->control,

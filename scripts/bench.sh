@@ -64,6 +64,7 @@ ratified=rv64,smctr=on,ssctr=on,smcsrind=on,sscsrind=on
 everything=rv64,h=on,ctr=on,sscofpmf=on,sspesa=on,ssplcofi=on,smcsrind=on
 everything=$everything,sscsrind=on,pdis=on
 all_modes=254       # trTeInstFeatures: every optimisation (docs/rvtrace.rst)
+nt_all=456          # N-trace: implicit return (full compare) and repeat
 
 # name | binary | machine | -cpu | guest arguments | more QEMU arguments |
 # goal (docs/performance.rst)
@@ -87,6 +88,10 @@ configs=(
     "E-trace all modes, RAM sink|rvpa|virt,rvtrace=on|rv64|trace=$all_modes||1.5x"
     "E-trace default, chardev|rvpa|virt,rvtrace=on,rvtrace-chardev=tr|rv64|trace=0 sink=pib|-chardev null,id=tr|1.25x"
     "E-trace 2.0 layout, all|rvpa|virt,rvtrace=on|rv64|trace=$all_modes|-global riscv-trace-encoder.arch=1|1.5x"
+    "N-trace BTM, RAM sink|rvpa|virt,rvtrace=on|rv64|trace=0 ntrace=3||1.25x"
+    "N-trace HTM, RAM sink|rvpa|virt,rvtrace=on|rv64|trace=0 ntrace=6||1.25x"
+    "N-trace HTM, stack, repeat|rvpa|virt,rvtrace=on|rv64|trace=$nt_all ntrace=6||1.5x"
+    "N-trace HTM, chardev|rvpa|virt,rvtrace=on,rvtrace-chardev=tr|rv64|trace=0 ntrace=6 sink=pib|-chardev null,id=tr|1.25x"
     "everything on|rvpa|virt,rvtrace=on|$everything|record=draft pmu=2 pdis=100000 trace=$all_modes||-"
 )
 
@@ -217,20 +222,25 @@ counted() {
     sed -n 's/^work: .* insns \([0-9]*\) .* bytes \([0-9]*\) .*/\1 \2/p' <<<"$res"
 }
 
+# N-trace without periodic sync, as the N-trace reference code's figures
 modes=("default|0" "all modes|$all_modes" "full address|1"
-       "implicit return|200" "branch prediction|16" "jump target cache|32")
+       "implicit return|200" "branch prediction|16" "jump target cache|32"
+       "N-trace BTM|0 ntrace=3 syncmode=0"
+       "N-trace HTM|0 ntrace=6 syncmode=0"
+       "N-trace HTM, stack|200 ntrace=6 syncmode=0"
+       "N-trace HTM, stack, repeat|$nt_all ntrace=6 syncmode=0")
 bits=$out/bits.csv
 : > "$out/bits.dat"
 echo "mode,workload,instructions,bytes,bits_per_instruction" > "$bits"
 echo
-printf '%-20s' "bits/instruction"
+printf '%-28s' "bits/instruction"
 for wl in "${workloads[@]}"; do
     printf ' %10s' "${wl%%:*}"
 done
 echo
 for m in "${modes[@]}"; do
     mname=${m%%|*} f=${m#*|}
-    printf '%-20s' "$mname"
+    printf '%-28s' "$mname"
     sum=0
     for wl in "${workloads[@]}"; do
         w=${wl%%:*}
@@ -248,7 +258,7 @@ for m in "${modes[@]}"; do
         'BEGIN { printf "\"%s\" %.4f\n", n, s / k }' >> "$out/bits.dat"
 done
 echo "(-icount shift=0; trace bytes in the RAM sink, a twelfth of the" \
-     "iterations; N-trace is not implemented yet)"
+     "iterations; N-trace without periodic sync)"
 
 # The decoder on a whole run of the CoreMark-like mix captured through
 # the chardev sink, with the boot ROM saved first (as scripts/demo.sh).
@@ -290,7 +300,7 @@ set rmargin 12
 set grid ytics
 set title "Slowdown to 'off' (geometric mean of the workloads, guest time; $(date -u +%Y-%m-%d))"
 plot "$out/slowdown.dat" using 2:xtic(1) with boxes notitle
-set title "E-trace bits per instruction (mean of the workloads)"
+set title "Trace bits per instruction (mean of the workloads)"
 plot "$out/bits.dat" using 2:xtic(1) with boxes notitle
 unset multiplot
 EOF
@@ -322,17 +332,18 @@ fi
 } > "$out/performance-table.rst"
 # The bits per instruction, as a table for docs/performance.rst.
 {
-    rule="====================  $(printf '==========  %.0s' "${workloads[@]}")"
-    echo "Bits per instruction of each E-trace mode (\`\`-icount shift=0\`\`):"
+    rule="============================  $(printf '==========  %.0s' "${workloads[@]}")"
+    echo "Bits per instruction of each trace mode (\`\`-icount shift=0\`\`;"
+    echo "N-trace without periodic sync):"
     echo
     echo "$rule"
-    printf '%-20s' mode
+    printf '%-28s' mode
     for wl in "${workloads[@]}"; do printf '  %-10s' "${wl%%:*}"; done
     echo
     echo "$rule"
     for m in "${modes[@]}"; do
         mname=${m%%|*}
-        printf '%-20s' "$mname"
+        printf '%-28s' "$mname"
         for wl in "${workloads[@]}"; do
             printf '  %-10s' "$(awk -F, -v m="\"$mname\"" -v w="${wl%%:*}" \
                 '$1 == m && $2 == w { print $5 }' "$bits")"

@@ -637,6 +637,46 @@ static void test_repeat_thirty(void)
     run_free(&r);
 }
 
+/* Runs of branch blocks: their outcomes and half-words in HTM only. */
+static void test_runs(void)
+{
+    Run r = {};
+    ETraceBlock b;
+
+    run_begin(&r, &htm);
+    b = blk(0x1000, 2, RISCV_ITYPE_NONE, true);
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0, 12, RISCV_ITYPE_NONE, true);
+    b.run = 3;
+    b.run_map = 2;              /* the second was not taken */
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0x1010, 2, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true);
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0x4000, 2, RISCV_ITYPE_NONE, true);
+    ntrace_encoder_block(r.e, &b);
+    run_end(&r);
+    g_assert_cmpuint(r.msgs->len, ==, 3);
+    g_assert_cmpuint(msg(&r, 1)->tcode, ==,
+                     NTRACE_TCODE_INDIRECT_BRANCH_HIST);
+    g_assert_cmpuint(msg(&r, 1)->icnt, ==, 16);
+    g_assert_cmphex(msg(&r, 1)->hist, ==, 0xd);
+    run_free(&r);
+
+    /* BTM needs each branch's I-CNT: a loss, then a sync */
+    run_begin(&r, &btm);
+    b = blk(0x1000, 2, RISCV_ITYPE_NONE, true);
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0, 12, RISCV_ITYPE_NONE, true);
+    b.run = 3;
+    ntrace_encoder_block(r.e, &b);
+    b = blk(0x1010, 2, RISCV_ITYPE_NONE, true);
+    ntrace_encoder_block(r.e, &b);
+    run_end(&r);
+    g_assert_cmpuint(msg(&r, 1)->tcode, ==, NTRACE_TCODE_ERROR);
+    check_sync(&r, 2, NTRACE_SYNC_OVERRUN, 0x1010);
+    run_free(&r);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -656,6 +696,7 @@ int main(int argc, char **argv)
                     test_loss_filter_ownership);
     g_test_add_func("/ntrace/encoder/periodic-sync", test_periodic_sync);
     g_test_add_func("/ntrace/encoder/repeat", test_repeat);
+    g_test_add_func("/ntrace/encoder/runs", test_runs);
     g_test_add_func("/ntrace/encoder/repeat-period", test_repeat_period);
     g_test_add_func("/ntrace/encoder/repeat-thirty", test_repeat_thirty);
     return g_test_run();

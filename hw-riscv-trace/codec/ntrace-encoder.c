@@ -476,6 +476,18 @@ static bool is_uninferable(unsigned itype)
     }
 }
 
+/* Statistics, and the units periodic sync counts. */
+static void count_units(NTraceEncoder *e, const ETraceBlock *b)
+{
+    e->stats.halfwords += b->iretire;
+    e->stats.instructions += b->ninsns;
+    if (e->o.sync_mode == ETRACE_SYNC_CYCLES) {
+        e->sync_units += b->ninsns;
+    } else if (e->o.sync_mode == ETRACE_SYNC_HALFWORDS) {
+        e->sync_units += b->iretire;
+    }
+}
+
 /* The block's own instructions, and the message its last one asks for. */
 static void account(NTraceEncoder *e, const ETraceBlock *b)
 {
@@ -487,13 +499,7 @@ static void account(NTraceEncoder *e, const ETraceBlock *b)
         e->last_len = 2 << b->ilastsize;
         e->last_insn = end - e->last_len;
         e->last_valid = true;
-        e->stats.halfwords += b->iretire;
-        e->stats.instructions += b->ninsns;
-        if (e->o.sync_mode == ETRACE_SYNC_CYCLES) {
-            e->sync_units += b->ninsns;
-        } else if (e->o.sync_mode == ETRACE_SYNC_HALFWORDS) {
-            e->sync_units += b->iretire;
-        }
+        count_units(e, b);
     }
     if (itype == RISCV_ITYPE_EXCEPTION || itype == RISCV_ITYPE_INTERRUPT) {
         if (trap_unretires(e, b)) {
@@ -530,6 +536,29 @@ static void account(NTraceEncoder *e, const ETraceBlock *b)
     }
 }
 
+/*
+ * A run of branch blocks without their addresses (etrace.h): in HTM its
+ * outcomes go into HIST and its half-words into I-CNT, which is all HTM
+ * sends of them.  BTM needs each taken branch's I-CNT: a run is a loss.
+ * Before the first sync a run is skipped (the next block syncs).
+ */
+static void account_run(NTraceEncoder *e, const ETraceBlock *b)
+{
+    if (!e->synced) {
+        return;
+    }
+    if (!htm(e) || !b->iretire) {
+        ntrace_encoder_lost(e);
+        return;
+    }
+    add_icnt(e, b->iretire);
+    for (unsigned i = 0; i < b->run; i++) {
+        add_branch(e, !(b->run_map >> i & 1));
+    }
+    e->last_valid = false;
+    count_units(e, b);
+}
+
 void ntrace_encoder_block(NTraceEncoder *e, const ETraceBlock *b)
 {
     bool trap = b->itype == RISCV_ITYPE_EXCEPTION ||
@@ -540,7 +569,7 @@ void ntrace_encoder_block(NTraceEncoder *e, const ETraceBlock *b)
         return;
     }
     if (b->run) {
-        ntrace_encoder_lost(e);
+        account_run(e, b);
         return;
     }
     if (!trap && !b->iretire) {

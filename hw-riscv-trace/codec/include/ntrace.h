@@ -226,7 +226,10 @@ NTraceEncoder *ntrace_encoder_new(const NTraceParams *p, NTraceEmitFn *emit,
 void ntrace_encoder_free(NTraceEncoder *e);
 /* Start tracing: the next traced block is synced. */
 void ntrace_encoder_start(NTraceEncoder *e, const NTraceOptions *o);
-/* Feed one block (a run, run > 0, is a loss: see ntrace_encoder_lost). */
+/*
+ * Feed one block.  A run (run > 0, with its half-words counted) is taken
+ * in HTM; in BTM it is a loss (ntrace_encoder_lost).
+ */
 void ntrace_encoder_block(NTraceEncoder *e, const ETraceBlock *b);
 /* End of tracing: ProgTraceCorrelation if anything is unreported. */
 void ntrace_encoder_stop(NTraceEncoder *e);
