@@ -677,6 +677,56 @@ static void test_runs(void)
     run_free(&r);
 }
 
+/*
+ * A run gives the bytes its branch blocks one by one give, whatever the
+ * outcomes and however HIST fills (with and without repeat).
+ */
+static void test_runs_bulk(void)
+{
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+
+    for (int repeat = 0; repeat < 2; repeat++) {
+        NTraceOptions o = { .mode = NTRACE_MODE_HTM, .repeat = repeat };
+        Run one = {}, bulk = {};
+        ETraceBlock b;
+
+        run_begin(&one, &o);
+        run_begin(&bulk, &o);
+        b = blk(0x1000, 2, RISCV_ITYPE_NONE, true);
+        ntrace_encoder_block(one.e, &b);
+        ntrace_encoder_block(bulk.e, &b);
+        for (unsigned n = 1; n <= 63; n++) {
+            /* a pattern that repeats, then random outcomes */
+            uint64_t map = n % 3 ? 0x5555555555555555ull >> (n % 2) : x;
+
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            for (unsigned i = 0; i < n; i++) {
+                b = blk(0x2000, 2, map >> i & 1 ?
+                        RISCV_ITYPE_NOT_TAKEN_BRANCH :
+                        RISCV_ITYPE_TAKEN_BRANCH, true);
+                ntrace_encoder_block(one.e, &b);
+            }
+            b = blk(0, 2 * n, RISCV_ITYPE_NONE, true);
+            b.run = n;
+            b.run_map = map & ((1ull << n) - 1);
+            ntrace_encoder_block(bulk.e, &b);
+        }
+        b = blk(0x2000, 2, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true);
+        ntrace_encoder_block(one.e, &b);
+        ntrace_encoder_block(bulk.e, &b);
+        b = blk(0x4000, 2, RISCV_ITYPE_NONE, true);
+        ntrace_encoder_block(one.e, &b);
+        ntrace_encoder_block(bulk.e, &b);
+        run_end(&one);
+        run_end(&bulk);
+        g_assert_cmpuint(one.msgs->len, >, 60);
+        g_assert_cmpmem(one.out.bytes->data, one.out.bytes->len,
+                        bulk.out.bytes->data, bulk.out.bytes->len);
+        run_free(&one);
+        run_free(&bulk);
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -697,6 +747,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ntrace/encoder/periodic-sync", test_periodic_sync);
     g_test_add_func("/ntrace/encoder/repeat", test_repeat);
     g_test_add_func("/ntrace/encoder/runs", test_runs);
+    g_test_add_func("/ntrace/encoder/runs-bulk", test_runs_bulk);
     g_test_add_func("/ntrace/encoder/repeat-period", test_repeat_period);
     g_test_add_func("/ntrace/encoder/repeat-thirty", test_repeat_thirty);
     return g_test_run();

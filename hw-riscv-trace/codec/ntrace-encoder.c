@@ -397,15 +397,11 @@ static void repeat_hist(NTraceEncoder *e)
 }
 
 /*
- * A branch outcome into HIST; a full HIST goes out in ResourceFull, or in
- * repeat mode is counted while it is the same as the last one.
+ * A full HIST goes out in ResourceFull, or in repeat mode is counted
+ * while it is the same as the last one.
  */
-static void add_branch(NTraceEncoder *e, bool taken)
+static void hist_full(NTraceEncoder *e)
 {
-    e->hist = e->hist << 1 | taken;
-    if (!(e->hist >> e->hist_len)) {
-        return;
-    }
     if (e->o.repeat) {
         repeat_hist(e);
     } else {
@@ -416,6 +412,47 @@ static void add_branch(NTraceEncoder *e, bool taken)
 
         emit_message(e, &m);
         e->hist = 1;
+    }
+}
+
+/* A branch outcome into HIST (the newest in bit 0). */
+static void add_branch(NTraceEncoder *e, bool taken)
+{
+    e->hist = e->hist << 1 | taken;
+    if (e->hist >> e->hist_len) {
+        hist_full(e);
+    }
+}
+
+static uint64_t reverse64(uint64_t x)
+{
+    x = (x >> 1 & UINT64_C(0x5555555555555555)) |
+        (x & UINT64_C(0x5555555555555555)) << 1;
+    x = (x >> 2 & UINT64_C(0x3333333333333333)) |
+        (x & UINT64_C(0x3333333333333333)) << 2;
+    x = (x >> 4 & UINT64_C(0x0f0f0f0f0f0f0f0f)) |
+        (x & UINT64_C(0x0f0f0f0f0f0f0f0f)) << 4;
+    return __builtin_bswap64(x);
+}
+
+/*
+ * The n (1 to 63) outcomes of a run (bit i of run_map: the i-th, oldest
+ * first, was not taken) into HIST, as many at a time as it has room for.
+ */
+static void add_branches(NTraceEncoder *e, uint64_t run_map, unsigned n)
+{
+    uint64_t taken = reverse64(~run_map) >> (64 - n);   /* oldest on top */
+
+    while (n) {
+        unsigned have = 63 - __builtin_clzll(e->hist);
+        unsigned k = n < e->hist_len - have ? n : e->hist_len - have;
+
+        n -= k;
+        e->hist = e->hist << k | taken >> n;
+        taken &= (UINT64_C(1) << n) - 1;
+        if (e->hist >> e->hist_len) {
+            hist_full(e);
+        }
     }
 }
 
@@ -552,9 +589,7 @@ static void account_run(NTraceEncoder *e, const ETraceBlock *b)
         return;
     }
     add_icnt(e, b->iretire);
-    for (unsigned i = 0; i < b->run; i++) {
-        add_branch(e, !(b->run_map >> i & 1));
-    }
+    add_branches(e, b->run_map, b->run);
     e->last_valid = false;
     count_units(e, b);
 }

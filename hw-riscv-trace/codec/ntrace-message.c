@@ -152,20 +152,32 @@ static void put_fixed(NTraceWriter *w, unsigned v, unsigned width)
 
 /*
  * A variable field: its significant bits (at least one) from where the
- * fixed fields left off, the last byte filled with zeros and given mseo.
+ * fixed fields left off, six at a time, the last byte filled with zeros
+ * and given mseo.
  */
 static void put_var(NTraceWriter *w, uint64_t v, unsigned mseo)
 {
-    unsigned bits = 64 - __builtin_clzll(v | 1);
-
-    put_bits(w, v, bits);
+    /* 64 bits take 11 bytes at most, with the open one 12 */
+    if (w->n + 12 > NTRACE_MAX_MESSAGE) {
+        w->overflow = true;
+        return;
+    }
     if (w->used) {
-        w->n++;
+        unsigned room = NTRACE_MDO_BITS - w->used;
+
+        w->buf[w->n++] |= (v & ((1u << room) - 1)) << (2 + w->used);
         w->used = 0;
+        v >>= room;
+        if (!v) {
+            w->buf[w->n - 1] |= mseo;
+            return;
+        }
     }
-    if (!w->overflow) {
-        w->buf[w->n - 1] |= mseo;
-    }
+    do {
+        w->buf[w->n++] = (v & 0x3f) << 2;
+        v >>= NTRACE_MDO_BITS;
+    } while (v);
+    w->buf[w->n - 1] |= mseo;
 }
 
 size_t ntrace_message_pack(const NTraceParams *p, const NTraceMessage *m,
