@@ -162,7 +162,10 @@ static void collect(void *opaque, const uint8_t *bytes, size_t len)
     g_byte_array_append(((Out *)opaque)->bytes, bytes, len);
 }
 
-/* The messages in the stream, in order. */
+/*
+ * The messages in the stream, in order; each must be the bytes
+ * ntrace_message_pack() makes of it (the encoder's fast paths too).
+ */
 static GArray *messages(const NTraceParams *p, GByteArray *bytes)
 {
     GArray *a = g_array_new(false, true, sizeof(NTraceMessage));
@@ -170,11 +173,14 @@ static GArray *messages(const NTraceParams *p, GByteArray *bytes)
 
     while (off < bytes->len) {
         NTraceMessage m;
+        uint8_t again[NTRACE_MAX_MESSAGE];
         const char *err = NULL;
         int n = ntrace_message_unpack(p, bytes->data + off,
                                       bytes->len - off, &m, &err);
 
         g_assert_cmpint(n, >, 0);
+        g_assert_cmpmem(again, ntrace_message_pack(p, &m, again),
+                        bytes->data + off, n);
         g_array_append_val(a, m);
         off += n;
     }

@@ -206,26 +206,51 @@ static void send_sync(NTraceEncoder *e, uint64_t addr, const ETraceBlock *b)
     send_ownership(e);
 }
 
+
 /*
- * The message waiting for the address of the next instruction, addr,
- * goes out (or not: a return to the address its call pushed).
+ * BTM's DirectBranch without SRC: TCODE's byte and I-CNT's, six bits
+ * each (the bytes ntrace_message_pack() makes).
  */
-static void send_pending(NTraceEncoder *e, uint64_t addr)
+static void emit_direct_branch(NTraceEncoder *e, uint64_t icnt)
 {
-    NTraceMessage m = { .btype = e->pending_btype, .icnt = e->icnt };
+    uint8_t buf[NTRACE_MAX_MESSAGE];
+    size_t n = 0;
+
+    flush_repeats(e);
+    e->last_branch.tcode = 0;
+    buf[n++] = NTRACE_TCODE_DIRECT_BRANCH << 2;
+    do {
+        buf[n++] = (icnt & 0x3f) << 2;
+        icnt >>= NTRACE_MDO_BITS;
+    } while (icnt);
+    buf[n - 1] |= NTRACE_MSEO_END_MESSAGE;
+    e->stats.messages++;
+    e->stats.bytes += n;
+    if (e->o.sync_mode == ETRACE_SYNC_PACKETS) {
+        e->sync_units++;
+    }
+    e->emit(e->opaque, buf, n);
+}
+
+/*
+ * The pending message, with addr (out of line: most blocks have none,
+ * and a message is a large local to clear).
+ */
+static void __attribute__((noinline))
+send_message_for(NTraceEncoder *e, uint64_t addr)
+{
+    NTraceMessage m;
     bool sync = e->sync_due;
 
-    if (e->pending == NTRACE_PENDING_NONE) {
+    if (e->pending == NTRACE_PENDING_DIRECT && !sync && !e->o.repeat &&
+        !e->p.src_bits) {
+        emit_direct_branch(e, e->icnt);
+        e->icnt = 0;
+        e->pending = NTRACE_PENDING_NONE;
         return;
     }
-    if (e->ret_check) {
-        e->ret_check = false;
-        if (e->o.implicit_return == ETRACE_IR_CALL_COUNTER ||
-            addr == e->ret_expect) {
-            e->pending = NTRACE_PENDING_NONE;
-            return;
-        }
-    }
+    m = (NTraceMessage) { .btype = e->pending_btype, .icnt = e->icnt };
+
     addr &= e->addr_mask;
     if (e->pending == NTRACE_PENDING_DIRECT) {
         m.tcode = sync ? NTRACE_TCODE_DIRECT_BRANCH_SYNC :
@@ -258,6 +283,26 @@ static void send_pending(NTraceEncoder *e, uint64_t addr)
         reset_state(e, addr);
         send_ownership(e);
     }
+}
+
+/*
+ * The message waiting for the address of the next instruction, addr,
+ * goes out (or not: a return to the address its call pushed).
+ */
+static void send_pending(NTraceEncoder *e, uint64_t addr)
+{
+    if (e->pending == NTRACE_PENDING_NONE) {
+        return;
+    }
+    if (e->ret_check) {
+        e->ret_check = false;
+        if (e->o.implicit_return == ETRACE_IR_CALL_COUNTER ||
+            addr == e->ret_expect) {
+            e->pending = NTRACE_PENDING_NONE;
+            return;
+        }
+    }
+    send_message_for(e, addr);
 }
 
 static void add_icnt(NTraceEncoder *e, uint32_t units)
