@@ -222,6 +222,12 @@ static ETraceBlock trap(unsigned itype, uint64_t cause, uint64_t epc)
     return b;
 }
 
+/* One block to the encoder. */
+static void feed(Run *r, ETraceBlock b)
+{
+    ntrace_encoder_block(r->e, &b);
+}
+
 static void run_end(Run *r)
 {
     ntrace_encoder_stop(r->e);
@@ -277,11 +283,9 @@ static void check_indirect(Run *r, unsigned i, unsigned btype, uint64_t icnt,
 static void test_rules_example(void)
 {
     Run r = {};
-    ETraceBlock b;
 
     run_begin(&r, &btm);
-    b = blk(0x100, 5, RISCV_ITYPE_NONE, false);
-    ntrace_encoder_block(r.e, &b);
+    feed(&r, blk(0x100, 5, RISCV_ITYPE_NONE, false));
     run_end(&r);
     g_assert_cmpuint(r.msgs->len, ==, 2);
     check_sync(&r, 0, NTRACE_SYNC_ENABLE, 0x100);
@@ -289,10 +293,8 @@ static void test_rules_example(void)
     run_free(&r);
 
     run_begin(&r, &btm);
-    b = blk(0x100, 4, RISCV_ITYPE_OTHER_UNINFERABLE_JUMP, true);
-    ntrace_encoder_block(r.e, &b);
-    b = blk(0x200, 1, RISCV_ITYPE_NONE, false);
-    ntrace_encoder_block(r.e, &b);
+    feed(&r, blk(0x100, 4, RISCV_ITYPE_OTHER_UNINFERABLE_JUMP, true));
+    feed(&r, blk(0x200, 1, RISCV_ITYPE_NONE, false));
     run_end(&r);
     g_assert_cmpuint(r.msgs->len, ==, 3);
     check_sync(&r, 0, NTRACE_SYNC_ENABLE, 0x100);
@@ -310,20 +312,16 @@ static void test_traps(void)
     run_begin(&r, &btm);
     b = blk(0x1000, 4, RISCV_ITYPE_NONE, true);     /* addi, ecall */
     ntrace_encoder_block(r.e, &b);
-    b = trap(RISCV_ITYPE_EXCEPTION, 8, 0x1004);
-    ntrace_encoder_block(r.e, &b);
+    feed(&r, trap(RISCV_ITYPE_EXCEPTION, 8, 0x1004));
     b = blk(0x2000, 2, RISCV_ITYPE_NONE, true);     /* lw faults next */
     ntrace_encoder_block(r.e, &b);
-    b = trap(RISCV_ITYPE_EXCEPTION, 13, 0x2004);
-    ntrace_encoder_block(r.e, &b);
+    feed(&r, trap(RISCV_ITYPE_EXCEPTION, 13, 0x2004));
     b = trap(RISCV_ITYPE_INTERRUPT, 7, 0x3000);     /* back to back */
     ntrace_encoder_block(r.e, &b);
-    b = blk(0x3100, 2, RISCV_ITYPE_TRAP_RETURN, true);
-    ntrace_encoder_block(r.e, &b);
+    feed(&r, blk(0x3100, 2, RISCV_ITYPE_TRAP_RETURN, true));
     b = trap(RISCV_ITYPE_INTERRUPT, 7, 0x2004);     /* right after mret */
     ntrace_encoder_block(r.e, &b);
-    b = blk(0x3100, 2, RISCV_ITYPE_NONE, true);
-    ntrace_encoder_block(r.e, &b);
+    feed(&r, blk(0x3100, 2, RISCV_ITYPE_NONE, true));
     run_end(&r);
 
     g_assert_cmpuint(r.msgs->len, ==, 7);
@@ -341,15 +339,11 @@ static void test_traps(void)
 static void test_btm_branches(void)
 {
     Run r = {};
-    ETraceBlock b;
 
     run_begin(&r, &btm);
-    b = blk(0x1000, 6, RISCV_ITYPE_NOT_TAKEN_BRANCH, true);
-    ntrace_encoder_block(r.e, &b);
-    b = blk(0x100c, 4, RISCV_ITYPE_TAKEN_BRANCH, true);
-    ntrace_encoder_block(r.e, &b);
-    b = blk(0x1000, 2, RISCV_ITYPE_NONE, true);
-    ntrace_encoder_block(r.e, &b);
+    feed(&r, blk(0x1000, 6, RISCV_ITYPE_NOT_TAKEN_BRANCH, true));
+    feed(&r, blk(0x100c, 4, RISCV_ITYPE_TAKEN_BRANCH, true));
+    feed(&r, blk(0x1000, 2, RISCV_ITYPE_NONE, true));
     run_end(&r);
     g_assert_cmpuint(r.msgs->len, ==, 3);
     g_assert_cmpuint(msg(&r, 1)->tcode, ==, NTRACE_TCODE_DIRECT_BRANCH);
@@ -366,26 +360,19 @@ static void test_btm_branches(void)
 static void test_htm_history(void)
 {
     Run r = {};
-    ETraceBlock b;
     uint64_t full = 1;
 
     run_begin(&r, &htm);
     for (int i = 0; i < 31; i++) {
-        b = blk(0x1000, 2, i & 1 ? RISCV_ITYPE_TAKEN_BRANCH :
-                                   RISCV_ITYPE_NOT_TAKEN_BRANCH, true);
-        ntrace_encoder_block(r.e, &b);
+        feed(&r, blk(0x1000, 2, i & 1 ? RISCV_ITYPE_TAKEN_BRANCH :
+                                   RISCV_ITYPE_NOT_TAKEN_BRANCH, true));
         full = full << 1 | (i & 1);
     }
-    b = blk(0x1000, 2, RISCV_ITYPE_TAKEN_BRANCH, true);
-    ntrace_encoder_block(r.e, &b);
-    b = blk(0x1000, 2, RISCV_ITYPE_NOT_TAKEN_BRANCH, true);
-    ntrace_encoder_block(r.e, &b);
-    b = blk(0x1004, 2, RISCV_ITYPE_RETURN, true);
-    ntrace_encoder_block(r.e, &b);
-    b = blk(0x5000, 2, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true);
-    ntrace_encoder_block(r.e, &b);
-    b = blk(0x6000, 2, RISCV_ITYPE_NONE, true);
-    ntrace_encoder_block(r.e, &b);
+    feed(&r, blk(0x1000, 2, RISCV_ITYPE_TAKEN_BRANCH, true));
+    feed(&r, blk(0x1000, 2, RISCV_ITYPE_NOT_TAKEN_BRANCH, true));
+    feed(&r, blk(0x1004, 2, RISCV_ITYPE_RETURN, true));
+    feed(&r, blk(0x5000, 2, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true));
+    feed(&r, blk(0x6000, 2, RISCV_ITYPE_NONE, true));
     run_end(&r);
 
     g_assert_cmpuint(r.msgs->len, ==, 5);
@@ -415,16 +402,12 @@ static void test_implicit_return(void)
     run_begin(&r, &o);
     b = blk(0x1000, 2, RISCV_ITYPE_INFERABLE_CALL, true);  /* to 0x3000 */
     ntrace_encoder_block(r.e, &b);
-    b = blk(0x3000, 4, RISCV_ITYPE_RETURN, true);
-    ntrace_encoder_block(r.e, &b);
-    b = blk(0x1004, 2, RISCV_ITYPE_INFERABLE_CALL, true);
-    ntrace_encoder_block(r.e, &b);
-    b = blk(0x3000, 4, RISCV_ITYPE_RETURN, true);
-    ntrace_encoder_block(r.e, &b);
+    feed(&r, blk(0x3000, 4, RISCV_ITYPE_RETURN, true));
+    feed(&r, blk(0x1004, 2, RISCV_ITYPE_INFERABLE_CALL, true));
+    feed(&r, blk(0x3000, 4, RISCV_ITYPE_RETURN, true));
     b = blk(0x7000, 2, RISCV_ITYPE_RETURN, true);   /* stack empty */
     ntrace_encoder_block(r.e, &b);
-    b = blk(0x8000, 2, RISCV_ITYPE_NONE, true);
-    ntrace_encoder_block(r.e, &b);
+    feed(&r, blk(0x8000, 2, RISCV_ITYPE_NONE, true));
     run_end(&r);
 
     g_assert_cmpuint(r.msgs->len, ==, 4);
@@ -467,8 +450,7 @@ static void test_loss_filter_ownership(void)
     ETraceBlock b;
 
     run_begin(&r, &o);
-    b = blk(0x1000, 2, RISCV_ITYPE_NONE, true);
-    ntrace_encoder_block(r.e, &b);
+    feed(&r, blk(0x1000, 2, RISCV_ITYPE_NONE, true));
     ntrace_encoder_lost(r.e);
     b = blk(0x2000, 2, RISCV_ITYPE_NONE, true);
     b.priv = 1;
@@ -508,17 +490,12 @@ static void test_periodic_sync(void)
         .sync_max = 0,
     };
     Run r = {};
-    ETraceBlock b;
 
     run_begin(&r, &o);
-    b = blk(0x1000, 10, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true);
-    ntrace_encoder_block(r.e, &b);
-    b = blk(0x2000, 10, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true);
-    ntrace_encoder_block(r.e, &b);
-    b = blk(0x3000, 10, RISCV_ITYPE_TAKEN_BRANCH, true);
-    ntrace_encoder_block(r.e, &b);
-    b = blk(0x2ff0, 2, RISCV_ITYPE_NONE, true);
-    ntrace_encoder_block(r.e, &b);
+    feed(&r, blk(0x1000, 10, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true));
+    feed(&r, blk(0x2000, 10, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true));
+    feed(&r, blk(0x3000, 10, RISCV_ITYPE_TAKEN_BRANCH, true));
+    feed(&r, blk(0x2ff0, 2, RISCV_ITYPE_NONE, true));
     run_end(&r);
 
     g_assert_cmpuint(r.msgs->len, ==, 5);
@@ -543,25 +520,20 @@ static void test_repeat(void)
     ETraceBlock b;
 
     run_begin(&r, &o);
-    b = blk(0x1000, 2, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true);
-    ntrace_encoder_block(r.e, &b);
+    feed(&r, blk(0x1000, 2, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true));
     b = blk(0x2000, 4, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true);
     for (int i = 0; i < 5; i++) {
         ntrace_encoder_block(r.e, &b);      /* to 0x2000 each time */
     }
     ntrace_encoder_block(r.e, &b);          /* and then to 0x3000 */
     for (int i = 0; i < 62; i++) {          /* two HISTs of 31 taken */
-        b = blk(0x3000, 2, RISCV_ITYPE_TAKEN_BRANCH, true);
-        ntrace_encoder_block(r.e, &b);
+        feed(&r, blk(0x3000, 2, RISCV_ITYPE_TAKEN_BRANCH, true));
     }
     for (int i = 0; i < 31; i++) {          /* and one of 31 not taken */
-        b = blk(0x3000, 2, RISCV_ITYPE_NOT_TAKEN_BRANCH, true);
-        ntrace_encoder_block(r.e, &b);
+        feed(&r, blk(0x3000, 2, RISCV_ITYPE_NOT_TAKEN_BRANCH, true));
     }
-    b = blk(0x3000, 2, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true);
-    ntrace_encoder_block(r.e, &b);
-    b = blk(0x4000, 2, RISCV_ITYPE_NONE, true);
-    ntrace_encoder_block(r.e, &b);
+    feed(&r, blk(0x3000, 2, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true));
+    feed(&r, blk(0x4000, 2, RISCV_ITYPE_NONE, true));
     run_end(&r);
 
     g_assert_cmpuint(r.msgs->len, ==, 9);
@@ -588,18 +560,14 @@ static void test_repeat_period(void)
 {
     NTraceOptions o = { .mode = NTRACE_MODE_HTM, .repeat = true };
     Run r = {};
-    ETraceBlock b;
 
     run_begin(&r, &o);
     for (int i = 0; i < 91; i++) {
-        b = blk(0x3000, 2, i & 1 ? RISCV_ITYPE_NOT_TAKEN_BRANCH :
-                                   RISCV_ITYPE_TAKEN_BRANCH, true);
-        ntrace_encoder_block(r.e, &b);
+        feed(&r, blk(0x3000, 2, i & 1 ? RISCV_ITYPE_NOT_TAKEN_BRANCH :
+                                   RISCV_ITYPE_TAKEN_BRANCH, true));
     }
-    b = blk(0x3000, 2, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true);
-    ntrace_encoder_block(r.e, &b);
-    b = blk(0x4000, 2, RISCV_ITYPE_NONE, true);
-    ntrace_encoder_block(r.e, &b);
+    feed(&r, blk(0x3000, 2, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true));
+    feed(&r, blk(0x4000, 2, RISCV_ITYPE_NONE, true));
     run_end(&r);
 
     g_assert_cmpuint(r.msgs->len, ==, 4);
@@ -619,20 +587,16 @@ static void test_repeat_thirty(void)
     NTraceOptions o = { .mode = NTRACE_MODE_HTM, .repeat = true };
     const uint32_t loop = 0x1ef32a57 & 0x3fffffff;  /* oldest in bit 29 */
     Run r = {};
-    ETraceBlock b;
 
     run_begin(&r, &o);
     for (int i = 0; i < 120; i++) {
         bool taken = loop >> (29 - i % 30) & 1;
 
-        b = blk(0x3000, 2, taken ? RISCV_ITYPE_TAKEN_BRANCH :
-                                   RISCV_ITYPE_NOT_TAKEN_BRANCH, true);
-        ntrace_encoder_block(r.e, &b);
+        feed(&r, blk(0x3000, 2, taken ? RISCV_ITYPE_TAKEN_BRANCH :
+                                   RISCV_ITYPE_NOT_TAKEN_BRANCH, true));
     }
-    b = blk(0x3000, 2, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true);
-    ntrace_encoder_block(r.e, &b);
-    b = blk(0x4000, 2, RISCV_ITYPE_NONE, true);
-    ntrace_encoder_block(r.e, &b);
+    feed(&r, blk(0x3000, 2, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true));
+    feed(&r, blk(0x4000, 2, RISCV_ITYPE_NONE, true));
     run_end(&r);
 
     g_assert_cmpuint(r.msgs->len, ==, 4);
@@ -650,16 +614,13 @@ static void test_runs(void)
     ETraceBlock b;
 
     run_begin(&r, &htm);
-    b = blk(0x1000, 2, RISCV_ITYPE_NONE, true);
-    ntrace_encoder_block(r.e, &b);
+    feed(&r, blk(0x1000, 2, RISCV_ITYPE_NONE, true));
     b = blk(0, 12, RISCV_ITYPE_NONE, true);
     b.run = 3;
     b.run_map = 2;              /* the second was not taken */
     ntrace_encoder_block(r.e, &b);
-    b = blk(0x1010, 2, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true);
-    ntrace_encoder_block(r.e, &b);
-    b = blk(0x4000, 2, RISCV_ITYPE_NONE, true);
-    ntrace_encoder_block(r.e, &b);
+    feed(&r, blk(0x1010, 2, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true));
+    feed(&r, blk(0x4000, 2, RISCV_ITYPE_NONE, true));
     run_end(&r);
     g_assert_cmpuint(r.msgs->len, ==, 3);
     g_assert_cmpuint(msg(&r, 1)->tcode, ==,
@@ -670,13 +631,11 @@ static void test_runs(void)
 
     /* BTM needs each branch's I-CNT: a loss, then a sync */
     run_begin(&r, &btm);
-    b = blk(0x1000, 2, RISCV_ITYPE_NONE, true);
-    ntrace_encoder_block(r.e, &b);
+    feed(&r, blk(0x1000, 2, RISCV_ITYPE_NONE, true));
     b = blk(0, 12, RISCV_ITYPE_NONE, true);
     b.run = 3;
     ntrace_encoder_block(r.e, &b);
-    b = blk(0x1010, 2, RISCV_ITYPE_NONE, true);
-    ntrace_encoder_block(r.e, &b);
+    feed(&r, blk(0x1010, 2, RISCV_ITYPE_NONE, true));
     run_end(&r);
     g_assert_cmpuint(msg(&r, 1)->tcode, ==, NTRACE_TCODE_ERROR);
     check_sync(&r, 2, NTRACE_SYNC_OVERRUN, 0x1010);

@@ -542,22 +542,6 @@ static void send_end(NTraceEncoder *e)
     e->last_valid = false;
 }
 
-static bool is_uninferable(unsigned itype)
-{
-    switch (itype) {
-    case RISCV_ITYPE_TRAP_RETURN:
-    case RISCV_ITYPE_UNINFERABLE_JUMP_3BIT:
-    case RISCV_ITYPE_UNINFERABLE_CALL:
-    case RISCV_ITYPE_UNINFERABLE_TAIL_CALL:
-    case RISCV_ITYPE_COROUTINE_SWAP:
-    case RISCV_ITYPE_RETURN:
-    case RISCV_ITYPE_OTHER_UNINFERABLE_JUMP:
-        return true;
-    default:
-        return false;
-    }
-}
-
 /* Statistics, and the units periodic sync counts. */
 static void count_units(NTraceEncoder *e, const ETraceBlock *b)
 {
@@ -612,7 +596,8 @@ static void account(NTraceEncoder *e, const ETraceBlock *b)
         itype == RISCV_ITYPE_UNINFERABLE_CALL) {
         etrace_callstack_push(&e->stack, end);
     }
-    if (is_uninferable(itype)) {
+    if (itype == RISCV_ITYPE_TRAP_RETURN ||
+        riscv_itype_is_uninferable(itype)) {
         e->pending = NTRACE_PENDING_INDIRECT;
         e->pending_btype = NTRACE_BTYPE_JUMP;
     }
