@@ -12,6 +12,7 @@
 #include <glib.h>
 #include "insn_class.h"
 #include "ntrace.h"
+#include "ntrace-decoder.h"
 
 static const NTraceParams params64 = { .xlen = 64 };
 
@@ -692,6 +693,83 @@ static void test_runs_bulk(void)
     }
 }
 
+/* ------------------------------------------------------------- decoder */
+
+/* An image of one instruction at 0x1000: beq x0, x0, 0 (a loop). */
+static bool read_loop(void *opaque, uint64_t addr, uint16_t *parcel)
+{
+    (void)opaque;
+    if (addr != 0x1000 && addr != 0x1002) {
+        return false;
+    }
+    *parcel = addr == 0x1000 ? 0x0063 : 0x0000;
+    return true;
+}
+
+static void count_insn(void *opaque, const ETraceDecInsn *insn)
+{
+    (void)insn;
+    (*(uint64_t *)opaque)++;
+}
+
+static int decode_messages(const NTraceMessage *m, size_t n,
+                           uint64_t *insns, const char **err)
+{
+    NTraceDecoderConfig cfg = {
+        .params = params64, .read_parcel = read_loop, .insn = count_insn,
+        .opaque = insns, .max_walk = 1000,
+    };
+    NTraceDecoder *d = ntrace_decoder_new(&cfg);
+    uint64_t off, msg;
+    int ret = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        uint8_t buf[NTRACE_MAX_MESSAGE];
+
+        ret |= ntrace_decoder_feed(d, buf, ntrace_message_pack(&params64,
+                                                              &m[i], buf));
+    }
+    ret |= ntrace_decoder_finish(d);
+    *err = ntrace_decoder_error(d, &off, &msg);
+    ntrace_decoder_free(d);
+    return ret;
+}
+
+/*
+ * Hostile repeat counts cost at most max_walk instructions per message;
+ * a ResourceFull I-CNT wider than I-CNT is an error.
+ */
+static void test_decoder_bounds(void)
+{
+    NTraceMessage m[] = {
+        { .tcode = NTRACE_TCODE_PROG_TRACE_SYNC, .sync = 5,
+          .addr = 0x1000 >> 1 },
+        { .tcode = NTRACE_TCODE_RESOURCE_FULL, .rcode = 2, .rdata = 3,
+          .hrepeat = 1ull << 40 },
+    };
+    uint64_t insns = 0;
+    const char *err;
+
+    /* a loop whose branch HIST takes 5 times: 5 instructions */
+    m[1].hrepeat = 5;
+    g_assert_cmpint(decode_messages(m, 2, &insns, &err), ==, 0);
+    g_assert_null(err);
+    g_assert_cmpuint(insns, ==, 5);
+
+    insns = 0;
+    m[1].hrepeat = 1ull << 40;
+    g_assert_cmpint(decode_messages(m, 2, &insns, &err), ==, -1);
+    g_assert_cmpstr(err, ==, "a message's instructions never end");
+    g_assert_cmpuint(insns, ==, 1000);
+
+    m[1] = (NTraceMessage) {
+        .tcode = NTRACE_TCODE_RESOURCE_FULL, .rcode = NTRACE_RCODE_ICNT,
+        .rdata = NTRACE_ICNT_MAX + 1ull,
+    };
+    g_assert_cmpint(decode_messages(m, 2, &insns, &err), ==, -1);
+    g_assert_cmpstr(err, ==, "ResourceFull I-CNT wider than I-CNT");
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -713,6 +791,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ntrace/encoder/repeat", test_repeat);
     g_test_add_func("/ntrace/encoder/runs", test_runs);
     g_test_add_func("/ntrace/encoder/runs-bulk", test_runs_bulk);
+    g_test_add_func("/ntrace/decoder/bounds", test_decoder_bounds);
     g_test_add_func("/ntrace/encoder/repeat-period", test_repeat_period);
     g_test_add_func("/ntrace/encoder/repeat-thirty", test_repeat_thirty);
     return g_test_run();

@@ -43,6 +43,7 @@ struct NTraceDecoder {
     ETraceCallStack stack;
     uint64_t stack_entry[NTRACE_CALL_STACK_DEPTH];
     NTraceMessage repeat;       /* the last branch message (RepeatBranch) */
+    uint64_t steps_left;        /* instructions this message may follow */
 
     bool err_now;
     const char *first_error;
@@ -145,7 +146,6 @@ static int64_t walk(NTraceDecoder *d, int64_t units, uint64_t hist,
 {
     uint64_t mask = hist > 1 ? (UINT64_C(1) << (63 - __builtin_clzll(hist)))
                                >> 1 : 0;
-    uint64_t max = d->cfg.max_walk ? d->cfg.max_walk : NTRACE_DEFAULT_MAX_WALK;
     int64_t left = units, done = 0;
     bool last_taken = false;
     RISCVInsnClass c = { .flow = RISCV_FLOW_SEQUENTIAL };
@@ -153,11 +153,11 @@ static int64_t walk(NTraceDecoder *d, int64_t units, uint64_t hist,
     if (end == WALK_HIST && !mask) {
         return 0;
     }
-    for (uint64_t steps = 0; end == WALK_HIST ? mask : left > 0; steps++) {
+    while (end == WALK_HIST ? mask : left > 0) {
         uint32_t insn;
         uint64_t next;
 
-        if (steps == max) {
+        if (!d->steps_left--) {
             return error(d, "a message's instructions never end"), -1;
         }
         if (!fetch(d, d->pc, &insn)) {
@@ -332,6 +332,9 @@ static bool on_resource_full(NTraceDecoder *d, const NTraceMessage *m)
     uint64_t times = m->rcode == 2 ? m->hrepeat : 1;
 
     if (m->rcode == NTRACE_RCODE_ICNT) {
+        if (m->rdata > NTRACE_ICNT_MAX) {
+            return error(d, "ResourceFull I-CNT wider than I-CNT");
+        }
         d->carry += m->rdata;
         return true;
     }
@@ -383,6 +386,9 @@ int ntrace_decoder_message(NTraceDecoder *d, const NTraceMessage *m)
     bool ok = true;
 
     d->err_now = false;
+    /* one budget for all the walks of a message (HREPEAT, B-CNT) */
+    d->steps_left = d->cfg.max_walk ? d->cfg.max_walk :
+                    NTRACE_DEFAULT_MAX_WALK;
     if (d->cfg.params.src_bits && m->src != d->cfg.src) {
         d->stats.other_sources++;
         return 0;

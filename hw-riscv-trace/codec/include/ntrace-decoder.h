@@ -41,8 +41,9 @@ typedef struct NTraceDecoderConfig {
     ETraceInsnFn *insn;                 /* may be NULL */
     ETraceEventFn *event;               /* may be NULL */
     /*
-     * Instructions followed for one message before the decoder gives up:
-     * bounds the work of hostile input; 0 picks 2^27.
+     * Instructions followed for one message (all its repeats included)
+     * before the decoder gives up: bounds the work of hostile input; 0
+     * picks 2^27.
      */
     uint64_t max_walk;
     void *opaque;
