@@ -6,15 +6,18 @@
 #            tests-unit/fuzz-decoder.h (configuration + trace), seeded with
 #            valid traces of its image and the regression corpus;
 #   elf      the decoder tool's ELF loader (tools/rvtrace-image.c), seeded
-#            with the guest ELF files of the build.
+#            with the guest ELF files of the build;
+#   ntrace   the N-trace message parser and decoder (tests-unit/
+#            fuzz-ntrace.c), seeded with tests-unit/ntrace-corpus.
 #
-#   scripts/fuzz-decoder.sh [SECONDS [TARGET...]]    (default 120, both)
+#   scripts/fuzz-decoder.sh [SECONDS [TARGET...]]    (default 120, all)
 #
 # Each target runs for SECONDS on one core.  Every crash, leak or timeout
 # libFuzzer finds is minimised and copied to tests-unit/decoder-corpus/
-# (decoder) or tests-unit/elf-corpus/ (elf) as crash-*.bin or, for
-# timeouts, hang-*.bin, where the unit tests decoder-corpus and
-# decoder-corpus-hangs run it (meson test --suite unit).  Work files go to
+# (decoder), tests-unit/elf-corpus/ (elf) or tests-unit/ntrace-corpus/
+# (ntrace) as crash-*.bin or, for timeouts, hang-*.bin, where the unit
+# tests decoder-corpus, decoder-corpus-hangs and ntrace run them (meson
+# test --suite unit).  Work files go to
 # $RVPA_FUZZ_DIR (default /tmp/rvpa-fuzz).
 set -euo pipefail
 
@@ -23,7 +26,7 @@ set -euo pipefail
 seconds=${1:-120}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(decoder elf)
+[ ${#targets[@]} -gt 0 ] || targets=(decoder elf ntrace)
 root=$RVPA_ROOT
 work=${RVPA_FUZZ_DIR:-/tmp/rvpa-fuzz}
 build=$RVPA_BUILD
@@ -49,7 +52,12 @@ build_target() {
     elf)
         clang "${cflags[@]}" "$root/tests-unit/fuzz-elf.c" \
             "$root/tools/rvtrace-image.c" -o "$work/fuzz-elf" ;;
-    *) die "unknown target $1 (decoder or elf)" ;;
+    ntrace)
+        clang "${cflags[@]}" "$root/tests-unit/fuzz-ntrace.c" \
+            "$root/hw-riscv-trace/codec/ntrace-message.c" \
+            "$root/hw-riscv-trace/codec/ntrace-decoder.c" \
+            "$root/target-riscv/insn_class.c" -o "$work/fuzz-ntrace" ;;
+    *) die "unknown target $1 (decoder, elf or ntrace)" ;;
     esac
 }
 
@@ -70,6 +78,10 @@ seed_target() {
         find "$build" -name '*.elf' -size -256k -exec cp {} "$corpus/" \; \
             2>/dev/null || true
         cp "$root"/tests-unit/elf-corpus/*.bin "$corpus/" 2>/dev/null || true
+        ;;
+    ntrace)
+        cp "$root"/tests-unit/ntrace-corpus/*.bin "$corpus/" 2>/dev/null ||
+            true
         ;;
     esac
 }
@@ -116,6 +128,7 @@ for t in "${targets[@]}"; do
     case $t in
     decoder) keep_findings decoder decoder-corpus ;;
     elf) keep_findings elf elf-corpus ;;
+    ntrace) keep_findings ntrace ntrace-corpus ;;
     esac
 done
 if [ $found = 1 ]; then

@@ -13,6 +13,7 @@
 #include "insn_class.h"
 #include "ntrace.h"
 #include "ntrace-decoder.h"
+#include "fuzz-ntrace.h"
 
 static const NTraceParams params64 = { .xlen = 64 };
 
@@ -706,17 +707,11 @@ static bool read_loop(void *opaque, uint64_t addr, uint16_t *parcel)
     return true;
 }
 
-static void count_insn(void *opaque, const ETraceDecInsn *insn)
-{
-    (void)insn;
-    (*(uint64_t *)opaque)++;
-}
-
 static int decode_messages(const NTraceMessage *m, size_t n,
                            uint64_t *insns, const char **err)
 {
     NTraceDecoderConfig cfg = {
-        .params = params64, .read_parcel = read_loop, .insn = count_insn,
+        .params = params64, .read_parcel = read_loop, .insn = fuzz_ntrace_count,
         .opaque = insns, .max_walk = 1000,
     };
     NTraceDecoder *d = ntrace_decoder_new(&cfg);
@@ -736,7 +731,8 @@ static int decode_messages(const NTraceMessage *m, size_t n,
 }
 
 /*
- * Hostile repeat counts cost at most max_walk instructions per message;
+ * Hostile repeat counts cost at most max_walk steps per message (an
+ * instruction or a repetition);
  * a ResourceFull I-CNT wider than I-CNT is an error.
  */
 static void test_decoder_bounds(void)
@@ -759,8 +755,24 @@ static void test_decoder_bounds(void)
     insns = 0;
     m[1].hrepeat = 1ull << 40;
     g_assert_cmpint(decode_messages(m, 2, &insns, &err), ==, -1);
-    g_assert_cmpstr(err, ==, "a message's instructions never end");
-    g_assert_cmpuint(insns, ==, 1000);
+    g_assert_cmpstr(err, ==, "a message repeats more often than it may walk");
+    g_assert_cmpuint(insns, ==, 500);   /* a step per repetition too */
+
+    /* repeating a branch message that walks nothing still ends */
+    {
+        NTraceMessage r[] = {
+            m[0],
+            { .tcode = NTRACE_TCODE_INDIRECT_BRANCH,   /* a trap at once */
+              .btype = NTRACE_BTYPE_EXCEPTION },
+            { .tcode = NTRACE_TCODE_REPEAT_BRANCH, .bcnt = 1ull << 40 },
+        };
+
+        insns = 0;
+        g_assert_cmpint(decode_messages(r, 3, &insns, &err), ==, -1);
+        g_assert_cmpstr(err, ==,
+                        "a message repeats more often than it may walk");
+        g_assert_cmpuint(insns, ==, 0);
+    }
 
     m[1] = (NTraceMessage) {
         .tcode = NTRACE_TCODE_RESOURCE_FULL, .rcode = NTRACE_RCODE_ICNT,
@@ -768,6 +780,37 @@ static void test_decoder_bounds(void)
     };
     g_assert_cmpint(decode_messages(m, 2, &insns, &err), ==, -1);
     g_assert_cmpstr(err, ==, "ResourceFull I-CNT wider than I-CNT");
+}
+
+/*
+ * What the fuzzer found (tests-unit/ntrace-corpus, NTRACE_CORPUS): each
+ * input decodes without a crash (the sanitizers build runs this too) and
+ * within its budget.
+ */
+static void test_decoder_corpus(void)
+{
+    const char *path = g_getenv("NTRACE_CORPUS");
+    g_autoptr(GDir) dir = path ? g_dir_open(path, 0, NULL) : NULL;
+    const char *name;
+    unsigned n = 0;
+
+    if (!dir) {
+        g_test_skip("no NTRACE_CORPUS");
+        return;
+    }
+    while ((name = g_dir_read_name(dir))) {
+        g_autofree char *file = g_build_filename(path, name, NULL);
+        g_autofree gchar *data = NULL;
+        gsize len;
+
+        if (!g_str_has_suffix(name, ".bin")) {
+            continue;
+        }
+        g_assert_true(g_file_get_contents(file, &data, &len, NULL));
+        fuzz_ntrace_run((const uint8_t *)data, len);
+        n++;
+    }
+    g_test_message("%u inputs", n);
 }
 
 int main(int argc, char **argv)
@@ -792,6 +835,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ntrace/encoder/runs", test_runs);
     g_test_add_func("/ntrace/encoder/runs-bulk", test_runs_bulk);
     g_test_add_func("/ntrace/decoder/bounds", test_decoder_bounds);
+    g_test_add_func("/ntrace/decoder/corpus", test_decoder_corpus);
     g_test_add_func("/ntrace/encoder/repeat-period", test_repeat_period);
     g_test_add_func("/ntrace/encoder/repeat-thirty", test_repeat_thirty);
     return g_test_run();

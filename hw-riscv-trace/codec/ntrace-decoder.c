@@ -327,6 +327,19 @@ static bool on_branch(NTraceDecoder *d, const NTraceMessage *m)
     return true;
 }
 
+/*
+ * Each repetition (B-CNT, HREPEAT) costs one step of the message's
+ * budget, so that repeating a message that walks nothing still ends.
+ */
+static bool repetition(NTraceDecoder *d)
+{
+    if (!d->steps_left) {
+        return error(d, "a message repeats more often than it may walk");
+    }
+    d->steps_left--;
+    return true;
+}
+
 static bool on_resource_full(NTraceDecoder *d, const NTraceMessage *m)
 {
     uint64_t times = m->rcode == 2 ? m->hrepeat : 1;
@@ -342,7 +355,7 @@ static bool on_resource_full(NTraceDecoder *d, const NTraceMessage *m)
         return error(d, "ResourceFull with a reserved RCODE");
     }
     for (uint64_t i = 0; i < times; i++) {
-        int64_t done = walk(d, -1, m->rdata, WALK_HIST);
+        int64_t done = repetition(d) ? walk(d, -1, m->rdata, WALK_HIST) : -1;
 
         if (done < 0) {
             return false;
@@ -418,7 +431,7 @@ int ntrace_decoder_message(NTraceDecoder *d, const NTraceMessage *m)
             NTraceMessage again = d->repeat;
 
             for (uint64_t i = 0; ok && i < m->bcnt; i++) {
-                ok = again.tcode && on_branch(d, &again);
+                ok = again.tcode && repetition(d) && on_branch(d, &again);
             }
         } else {
             ok = on_branch(d, m);
