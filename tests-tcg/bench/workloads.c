@@ -27,6 +27,11 @@
  *                                  which the handler acknowledges
  *   record=draft|ratified          CTR records every transfer in M mode
  *                                  (ctr_record.h)
+ *   irq=N seed=S                   a machine timer interrupt every 1..N
+ *                                  mtime ticks (pseudo-random from S),
+ *                                  into any workload but os: traps at
+ *                                  many points of the code (the e2e
+ *                                  suite's irq-stress cases)
  *
  * The packets go to hart 0's RAM sink, an 8 MiB buffer that wraps (free
  * RAM after the program: not in .bss, which crt0 would clear).  It
@@ -310,6 +315,27 @@ static void os_start(void)
     rv_irq_enable();
 }
 
+/* Timer interrupts at pseudo-random points of any workload (irq=). */
+static unsigned long stress_max;
+static uint64_t stress_seed;
+
+static void stress_timer(unsigned irq)
+{
+    (void)irq;
+    stress_seed = stress_seed * 6364136223846793005ull +
+                  1442695040888963407ull;
+    rv_timer_arm(1 + (stress_seed >> 33) % stress_max);
+}
+
+static void stress_start(void)
+{
+    stress_max = rv_arg_value("irq=", 16) ?: 1;
+    stress_seed = rv_arg_value("seed=", 1);
+    rv_irq_set_handler(IRQ_M_TIMER, stress_timer);
+    stress_timer(IRQ_M_TIMER);
+    rv_irq_enable();
+}
+
 /* -------------------------------------------------------------- trace */
 
 #define RAM_BUF_SIZE rv_arg_value("bufsize=", 8 << 20)
@@ -442,6 +468,9 @@ int main(void)
         work = os_work;
         name = "os";
         os_start();
+    }
+    if (rv_arg("irq=") && work != os_work) {
+        stress_start();
     }
     iters = rv_arg_value("iters=", 10);
     tracing = rv_arg("trace=") != NULL;
