@@ -93,6 +93,7 @@ static inline bool fuzz_config(const uint8_t *data, size_t len,
 typedef struct FuzzResult {
     uint64_t instructions;
     uint64_t errors;
+    uint64_t no_image_gaps;     /* the trace left the image */
     /*
      * With a budget, decoding stops (longjmp) after that many
      * instructions: a format 0 packet may stand for 2^32 correctly
@@ -111,6 +112,14 @@ static inline void fuzz_count_insn(void *opaque, const ETraceDecInsn *insn)
     if (++r->instructions == r->budget) {
         longjmp(r->escape, 1);
     }
+}
+
+static inline void fuzz_count_event(void *opaque, const ETraceDecEvent *ev)
+{
+    FuzzResult *r = opaque;
+
+    r->no_image_gaps += ev->type == ETRACE_DEC_GAP &&
+                        ev->gap_reason == ETRACE_GAP_NO_IMAGE;
 }
 
 /* The trace in pieces of piece bytes, then its end. */
@@ -141,7 +150,7 @@ static inline bool fuzz_decode(const uint8_t *data, size_t len,
     ETraceDecoder *d;
     ETraceDecStats st;
 
-    r->instructions = r->errors = 0;
+    r->instructions = r->errors = r->no_image_gaps = 0;
     r->budget = budget;
     if (!fuzz_config(data, len, &c)) {
         return false;
@@ -150,6 +159,7 @@ static inline bool fuzz_decode(const uint8_t *data, size_t len,
     cfg.options = c.options;
     cfg.read_parcel = fuzz_read_parcel;
     cfg.insn = fuzz_count_insn;
+    cfg.event = fuzz_count_event;
     cfg.xtvec[3] = FUZZ_IMAGE_BASE;
     cfg.max_straight_run = FUZZ_MAX_RUN;
     cfg.max_packet_walk = packet_walk;

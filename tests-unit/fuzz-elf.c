@@ -23,9 +23,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < rv_image_symbols(im); i++) {
             const RVSymbol *s = rv_image_symbol_at(im, i);
             size_t index;
-            uint64_t next;
+            uint64_t next, lo, hi;
 
             rv_image_symbol(im, s->addr + 1, &index, &next);
+            rv_image_symbol_holding(im, s->addr + 1, &index, &lo, &hi);
             rv_image_find_symbol(im, s->name, &addr);
             rv_image_read_parcel(im, s->addr, &parcel);
         }

@@ -4,14 +4,19 @@
  *
  * - every input of tests-unit/decoder-corpus (found by fuzzing or written
  *   by hand; format: tests-unit/fuzz-decoder.h) through the library and
- *   the tool: bad-* must give an error (exit status 1), crash-* must only
+ *   the tool: bad-* must give an error (exit status 1), gap-* a gap where
+ *   the trace leaves the image and no error (status 0), crash-* must only
  *   end cleanly, hang-* must end within HANG_LIMIT seconds;
  * - round trips: random runs through the fuzz image, encoded with every
  *   mode, both XLENs, both packet layouts and with an index field,
  *   decoded by the library and by the tool (also as a wrapped RAM buffer)
  *   give back the instructions of the run;
  * - the tool's errors: truncated and corrupt traces, unusable images,
- *   bad arguments.
+ *   bad arguments;
+ * - the tool's program image and summary: an ELF file moved to a load
+ *   address (-e FILE@ADDR), symbols from nm/System.map/kallsyms text
+ *   (--symbols), which symbol an address belongs to, instructions per
+ *   privilege, gaps where the trace leaves the image.
  *
  *   test-decoder-corpus [--tap] [-p PATH]      (needs $RVTRACE_DECODE and
  *                                                $DECODER_CORPUS)
@@ -89,13 +94,14 @@ static void tool_run_free(ToolRun *r)
     g_free(r->err);
 }
 
-/* The tool's arguments for a configuration (decoding from the start). */
-static GPtrArray *config_args(const FuzzConfig *c, const char *image)
+/*
+ * The tool's arguments for a configuration (decoding from the start),
+ * but the image.
+ */
+static GPtrArray *param_args(const FuzzConfig *c)
 {
     GPtrArray *a = g_ptr_array_new_with_free_func(g_free);
 
-    g_ptr_array_add(a, g_strdup_printf("--raw=%s@0x%x", image,
-                                       FUZZ_IMAGE_BASE));
     g_ptr_array_add(a, g_strdup_printf("--xlen=%u",
                                        c->params.iaddress_width_p));
     g_ptr_array_add(a, g_strdup_printf("--src-bits=%u", c->params.src_bits));
@@ -106,6 +112,16 @@ static GPtrArray *config_args(const FuzzConfig *c, const char *image)
     g_ptr_array_add(a, g_strdup("--param=context_width=0"));
     g_ptr_array_add(a, g_strdup_printf("--tvec=M=0x%x", FUZZ_IMAGE_BASE));
     g_ptr_array_add(a, g_strdup_printf("--max-run=%u", FUZZ_MAX_RUN));
+    return a;
+}
+
+/* The same with the fuzz image as a raw binary. */
+static GPtrArray *config_args(const FuzzConfig *c, const char *image)
+{
+    GPtrArray *a = param_args(c);
+
+    g_ptr_array_insert(a, 0, g_strdup_printf("--raw=%s@0x%x", image,
+                                             FUZZ_IMAGE_BASE));
     return a;
 }
 
@@ -161,7 +177,7 @@ static ToolRun corpus_tool_run(const char *path, unsigned limit)
 
 static void test_corpus(void)
 {
-    static const char *const kinds[] = { "bad-", "crash-" };
+    static const char *const kinds[] = { "bad-", "crash-", "gap-" };
 
     if (!g_getenv("DECODER_CORPUS") || !tool()) {
         g_test_skip("needs $DECODER_CORPUS and $RVTRACE_DECODE");
@@ -186,6 +202,13 @@ static void test_corpus(void)
             g_assert_cmpint(r.status, <=, 1);
             if (k == 0) {
                 g_assert_cmpuint(fr.errors, >, 0);
+            }
+            /* a gap where the trace leaves the image, which is no error */
+            if (k == 2) {
+                g_assert_cmpuint(fr.errors, ==, 0);
+                g_assert_cmpuint(fr.no_image_gaps, >, 0);
+                g_assert_cmpint(r.status, ==, 0);
+                g_assert_nonnull(strstr(r.out, "gaps (no image)      1"));
             }
             /* the tool splits sources that the library harness mixes */
             if (k == 0 && !(data[0] >> 2) % 17) {
@@ -483,6 +506,437 @@ static void test_tool_errors(void)
     free(s.buf);
 }
 
+/* ----------------------------------------- the image and the summary */
+
+/*
+ * The symbols these tests give the fuzz image (offsets from its start):
+ * a function with a size that ends before the next symbol, labels
+ * without one (the last one up to the end of its segment).  Code runs
+ * at 0x00-0x20 and 0x3a-0x4a (fuzz-decoder.h).
+ */
+typedef struct TestSym {
+    const char *name;
+    uint32_t off, size;
+} TestSym;
+
+static const TestSym test_syms[] = {
+    { "head", 0x00, 0x0c }, { "mid", 0x14, 0 }, { "func", 0x3a, 8 },
+    { "tail", 0x42, 0 },
+};
+
+/* Whose an offset of the image is with test_syms ("" for none). */
+static const char *test_sym_of(uint32_t off)
+{
+    return off < 0x0c ? "head" : off < 0x14 ? "" : off < 0x3a ? "mid" :
+           off < 0x42 ? "func" : "tail";
+}
+
+/* v in n bytes at at (bytes past 8 are 0); b grows with zero bytes. */
+static void put_le(GByteArray *b, size_t at, uint64_t v, unsigned n)
+{
+    size_t len = b->len;
+
+    if (len < at + n) {
+        g_byte_array_set_size(b, at + n);
+        memset(b->data + len, 0, at + n - len);
+    }
+    for (unsigned i = 0; i < n; i++) {
+        b->data[at + i] = i < 8 ? v >> (8 * i) : 0;
+    }
+}
+
+/*
+ * An ELF64 RISC-V file (named name in the temporary directory) with the
+ * fuzz image as its one PT_LOAD segment at vaddr, a section for it and a
+ * symbol table of test_syms.
+ */
+static char *elf_file(const char *name, uint64_t vaddr)
+{
+    enum { CODE = 0x100, EH = 64, PH = 56, SH = 64, SYM = 24 };
+    g_autoptr(GByteArray) b = g_byte_array_new();
+    GString *str = g_string_new_len("", 1);
+    size_t nsym = G_N_ELEMENTS(test_syms) + 1, strtab, symtab, shoff;
+    char *path;
+
+    g_byte_array_set_size(b, CODE);
+    memset(b->data, 0, CODE);
+    memcpy(b->data, "\x7f" "ELF\x02\x01\x01", 7);
+    put_le(b, 16, 3, 2);                /* ET_DYN */
+    put_le(b, 18, 243, 2);              /* EM_RISCV */
+    put_le(b, 20, 1, 4);
+    put_le(b, 24, vaddr, 8);
+    put_le(b, 32, EH, 8);               /* e_phoff */
+    put_le(b, 52, EH, 2);
+    put_le(b, 54, PH, 2);
+    put_le(b, 56, 1, 2);
+    put_le(b, 58, SH, 2);
+    put_le(b, 60, 4, 2);                /* null, .text, .symtab, .strtab */
+    put_le(b, EH, 1, 4);                /* PT_LOAD, R+X */
+    put_le(b, EH + 4, 5, 4);
+    put_le(b, EH + 8, CODE, 8);
+    put_le(b, EH + 16, vaddr, 8);
+    put_le(b, EH + 24, vaddr, 8);
+    put_le(b, EH + 32, sizeof(fuzz_image), 8);
+    put_le(b, EH + 40, sizeof(fuzz_image), 8);
+    g_byte_array_append(b, fuzz_image, sizeof(fuzz_image));
+    strtab = b->len;
+    for (size_t i = 0; i < G_N_ELEMENTS(test_syms); i++) {
+        g_string_append_len(str, test_syms[i].name,
+                            strlen(test_syms[i].name) + 1);
+    }
+    g_byte_array_append(b, (uint8_t *)str->str, str->len);
+    symtab = (b->len + 7) & ~7u;
+    for (size_t i = 1, name = 1; i < nsym; i++) {
+        const TestSym *t = &test_syms[i - 1];
+        size_t at = symtab + i * SYM;
+
+        put_le(b, at, name, 4);
+        put_le(b, at + 4, t->size ? 0x12 : 0x10, 1);   /* FUNC, NOTYPE */
+        put_le(b, at + 6, 1, 2);                        /* .text */
+        put_le(b, at + 8, vaddr + t->off, 8);
+        put_le(b, at + 16, t->size, 8);
+        name += strlen(t->name) + 1;
+    }
+    put_le(b, symtab, 0, SYM);          /* the null symbol */
+    shoff = b->len;
+    put_le(b, 40, shoff, 8);
+    put_le(b, shoff + 4 * SH - 1, 0, 1);
+    put_le(b, shoff + SH + 4, 1, 4);    /* .text: PROGBITS */
+    put_le(b, shoff + SH + 16, vaddr, 8);
+    put_le(b, shoff + SH + 24, CODE, 8);
+    put_le(b, shoff + SH + 32, sizeof(fuzz_image), 8);
+    put_le(b, shoff + 2 * SH + 4, 2, 4);    /* .symtab, its strings in 3 */
+    put_le(b, shoff + 2 * SH + 24, symtab, 8);
+    put_le(b, shoff + 2 * SH + 32, nsym * SYM, 8);
+    put_le(b, shoff + 2 * SH + 40, 3, 4);
+    put_le(b, shoff + 2 * SH + 56, SYM, 8);
+    put_le(b, shoff + 3 * SH + 4, 3, 4);    /* .strtab */
+    put_le(b, shoff + 3 * SH + 24, strtab, 8);
+    put_le(b, shoff + 3 * SH + 32, str->len, 8);
+    path = tmp_file(name, b->data, b->len);
+    g_string_free(str, true);
+    return path;
+}
+
+/* A trace of a run through the fuzz image (RV64, delta mode). */
+typedef struct ImageRun {
+    FuzzConfig c;
+    uint64_t *walk;
+    size_t nwalk;
+    char *trace;
+} ImageRun;
+
+static void image_run_init(ImageRun *r)
+{
+    uint8_t hdr[FUZZ_HEADER] = { 0 };
+    FuzzStream s = { 0 };
+
+    fuzz_config(hdr, sizeof(hdr), &r->c);
+    r->walk = g_new(uint64_t, MAX_ADDRS);
+    fuzz_generate(&r->c, 11, ROUND_BLOCKS, &s, r->walk, MAX_ADDRS,
+                  &r->nwalk);
+    g_assert_cmpuint(r->nwalk, <=, MAX_ADDRS);
+    r->trace = tmp_file("image-trace.bin", s.buf, s.len);
+    free(s.buf);
+}
+
+static void image_run_free(ImageRun *r)
+{
+    g_free(r->walk);
+    g_free(r->trace);
+}
+
+/* The tool on the run's trace with more arguments (NULL-terminated). */
+static ToolRun image_decode(const ImageRun *r, ...)
+{
+    GPtrArray *args = param_args(&r->c);
+    const char *a;
+    va_list ap;
+    ToolRun t;
+
+    va_start(ap, r);
+    while ((a = va_arg(ap, const char *))) {
+        g_ptr_array_add(args, g_strdup(a));
+    }
+    va_end(ap);
+    g_ptr_array_add(args, g_strdup(r->trace));
+    g_ptr_array_add(args, NULL);
+    t = run_tool((const char *const *)args->pdata, 60);
+    g_ptr_array_free(args, true);
+    g_test_message("status %d, %s", t.status, t.err);
+    return t;
+}
+
+/* The tool printed the run's instructions, and nothing went wrong. */
+static void check_all_addresses(const ImageRun *r, ToolRun *t)
+{
+    g_autofree uint64_t *got = g_new(uint64_t, MAX_ADDRS);
+
+    g_assert_cmpint(t->status, ==, 0);
+    g_assert_cmpstr(t->err, ==, "");
+    g_assert_cmpuint(parse_addresses(t->out, got), ==, r->nwalk);
+    g_assert_true(!memcmp(got, r->walk, r->nwalk * sizeof(*got)));
+    tool_run_free(t);
+}
+
+/*
+ * A summary's hottest functions ("(no symbol)" is "") against the run's
+ * instructions counted by who(offset); its instructions per privilege
+ * (all M).
+ */
+static void check_hottest(const ImageRun *r, ToolRun *t,
+                          const char *(*who)(uint32_t))
+{
+    g_autoptr(GHashTable) want = g_hash_table_new(g_str_hash, g_str_equal);
+    g_autofree char *privs = g_strdup_printf(
+        "\nprivilege            M %zu, S 0, U 0\n", r->nwalk);
+    const char *p = strstr(t->out, "hottest functions (instructions):\n");
+    char **lines;
+    unsigned n = 0;
+
+    g_assert_cmpint(t->status, ==, 0);
+    g_assert_nonnull(strstr(t->out, privs));
+    for (size_t i = 0; i < r->nwalk; i++) {
+        const char *name = who(r->walk[i] - FUZZ_IMAGE_BASE);
+        gpointer old = g_hash_table_lookup(want, name);
+
+        g_hash_table_insert(want, (gpointer)name,
+                            GSIZE_TO_POINTER(GPOINTER_TO_SIZE(old) + 1));
+    }
+    g_assert_nonnull(p);
+    lines = g_strsplit(strchr(p, '\n') + 1, "\n", -1);
+    for (char **l = lines; *l && **l; l++, n++) {
+        unsigned long long count;
+        double pct;
+        int at = 0;
+        const char *name;
+
+        g_assert_cmpint(sscanf(*l, " %lf%% %llu %n", &pct, &count, &at), ==,
+                        2);
+        name = strcmp(*l + at, "(no symbol)") ? *l + at : "";
+        g_test_message("%s: %llu", name, count);
+        g_assert_cmpuint(count, ==,
+                         GPOINTER_TO_SIZE(g_hash_table_lookup(want, name)));
+    }
+    g_assert_cmpuint(n, ==, g_hash_table_size(want));
+    g_strfreev(lines);
+    tool_run_free(t);
+}
+
+/*
+ * -e FILE@ADDR: an ELF file linked at 0 (position independent, like
+ * OpenSBI's fw_dynamic.elf) loaded at the fuzz image's address, its
+ * symbols moved with it.  A file name with an '@' not followed by a
+ * number loads as it is.
+ */
+static void test_tool_elf_at(void)
+{
+    g_autofree char *at0 = NULL, *arg = NULL, *named = NULL;
+    ImageRun r;
+    ToolRun t;
+
+    if (!tool()) {
+        g_test_skip("needs $RVTRACE_DECODE");
+        return;
+    }
+    image_run_init(&r);
+    at0 = elf_file("linked-at-0.elf", 0);
+    arg = g_strdup_printf("%s@0x%x", at0, FUZZ_IMAGE_BASE);
+    t = image_decode(&r, "-e", arg, NULL);
+    check_all_addresses(&r, &t);
+    t = image_decode(&r, "-s", "-e", arg, NULL);
+    check_hottest(&r, &t, test_sym_of);
+    /* -j -d: the symbols moved too (objdump is not needed for them) */
+    t = image_decode(&r, "-j", "-d", "--objdump=true", "-e", arg, NULL);
+    g_assert_cmpint(t.status, ==, 0);
+    g_assert_nonnull(strstr(t.out, "\"addr\":\"0x8000003c\",\"priv\":3,"
+                            "\"len\":2,\"sym\":\"func+0x2\""));
+    tool_run_free(&t);
+    named = elf_file("fw@linked.elf", FUZZ_IMAGE_BASE);
+    t = image_decode(&r, "-e", named, NULL);
+    check_all_addresses(&r, &t);
+    image_run_free(&r);
+}
+
+/*
+ * The symbols of test_syms as lines of nm, nm -S, System.map and
+ * /proc/kallsyms at base, among lines that must be skipped: other
+ * types, local labels, bad numbers, too many fields, a NUL byte and a
+ * line longer than 4 KiB whose end would be a symbol.
+ */
+static char *symbols_file(const char *name, uint64_t base)
+{
+    g_autoptr(GString) t = g_string_new("# nm output\n");
+
+    g_string_append_printf(t, "%016" PRIx64 " %016x T head\n", base, 0xc);
+    g_string_append_printf(t, "%" PRIx64 " T mid\n", base + 0x14);
+    g_string_append_printf(t, "%016" PRIx64 " t func\t[mod]\n", base + 0x3a);
+    g_string_append_printf(t, "0x%" PRIx64 " W tail\r\n", base + 0x42);
+    /* not text symbols, or not names worth showing */
+    g_string_append_printf(t, "%016" PRIx64 " D data\n", base + 0x10);
+    g_string_append_printf(t, "%016" PRIx64 " t .Llocal\n", base + 0x4);
+    g_string_append_printf(t, "%016" PRIx64 " t $x\n", base + 0x4);
+    /* lines that do not parse */
+    g_string_append_printf(t, "%016" PRIx64 " T two words here\n",
+                           base + 0x6);
+    g_string_append_printf(t, "1%016" PRIx64 " T too_wide\n", base + 0x6);
+    g_string_append_printf(t, "%016" PRIx64 " TT type\n", base + 0x6);
+    g_string_append(t, "zzzz T junk\n80000000\n80000000 T\n\n \t\n");
+    g_string_append_printf(t, "%" PRIx64 " T nul", base + 0x18);
+    g_string_append_c(t, '\0');
+    g_string_append(t, "byte\n#");
+    for (unsigned i = 0; i < 5000; i++) {
+        g_string_append_c(t, 'x');
+    }
+    g_string_append_printf(t, "\n#%4094s%" PRIx64 " T bogus\n", "",
+                           base + 0x1c);
+    return tmp_file(name, t->str, t->len);
+}
+
+/*
+ * --symbols FILE[@BIAS]: the text symbols of nm-like lines, with a bias
+ * (also negative), used by the summary, -j and -d like an ELF file's.
+ * Lines that do not parse, and a file of random bytes, are skipped.
+ */
+static void test_tool_symbols(void)
+{
+    g_autofree char *image = NULL, *raw = NULL, *abs = NULL, *low = NULL;
+    g_autofree char *high = NULL, *low_arg = NULL, *high_arg = NULL;
+    g_autofree char *noise = NULL, *bytes = g_malloc(1 << 20);
+    uint64_t x = 1;
+    ImageRun r;
+    ToolRun t;
+
+    if (!tool()) {
+        g_test_skip("needs $RVTRACE_DECODE");
+        return;
+    }
+    image_run_init(&r);
+    image = image_file();
+    raw = g_strdup_printf("--raw=%s@0x%x", image, FUZZ_IMAGE_BASE);
+    abs = symbols_file("abs.map", FUZZ_IMAGE_BASE);
+    low = symbols_file("low.map", 0x10);
+    low_arg = g_strdup_printf("--symbols=%s@0x%x", low,
+                              FUZZ_IMAGE_BASE - 0x10);
+    high = symbols_file("high.map", FUZZ_IMAGE_BASE + 0x1000ull);
+    high_arg = g_strdup_printf("--symbols=%s@-0x1000", high);
+    t = image_decode(&r, "-s", raw, "--symbols", abs, NULL);
+    check_hottest(&r, &t, test_sym_of);
+    t = image_decode(&r, "-s", raw, low_arg, NULL);
+    check_hottest(&r, &t, test_sym_of);
+    t = image_decode(&r, "-s", raw, high_arg, NULL);
+    check_hottest(&r, &t, test_sym_of);
+    t = image_decode(&r, "-j", "-d", "--objdump=true", raw, "--symbols", abs,
+                     NULL);
+    g_assert_cmpint(t.status, ==, 0);
+    g_assert_nonnull(strstr(t.out, "\"addr\":\"0x8000003c\",\"priv\":3,"
+                            "\"len\":2,\"sym\":\"func+0x2\""));
+    /* past head's size, before the next symbol: none */
+    g_assert_nonnull(strstr(t.out, "\"addr\":\"0x8000000c\",\"priv\":3,"
+                            "\"len\":4,\"sym\":\"\""));
+    tool_run_free(&t);
+    t = image_decode(&r, "-d", "--objdump=true", raw, "--symbols", abs,
+                     NULL);
+    g_assert_cmpint(t.status, ==, 0);
+    g_assert_nonnull(strstr(t.out, "\n000000008000003c M  <func+0x2>  "));
+    g_assert_nonnull(strstr(t.out, "\n000000008000000c M  <>  "));
+    tool_run_free(&t);
+    /* hostile input: a MiB of random bytes */
+    for (size_t i = 0; i < 1 << 20; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        bytes[i] = x >> 56;
+    }
+    noise = tmp_file("noise.map", bytes, 1 << 20);
+    t = image_decode(&r, "-s", raw, "--symbols", noise, "--symbols", abs,
+                     NULL);
+    check_hottest(&r, &t, test_sym_of);
+    image_run_free(&r);
+}
+
+/* With only head and mid, the image split at func into two raw files. */
+static const char *split_sym_of(uint32_t off)
+{
+    return off < 0x0c ? "head" : off < 0x14 || off >= 0x3a ? "" : "mid";
+}
+
+/*
+ * An address belongs to a symbol only inside its size, or for a symbol
+ * without one, before the next symbol in the same segment: code in a
+ * raw image after an ELF file's or a symbol file's last symbol is no
+ * symbol's.
+ */
+static void test_tool_symbol_segments(void)
+{
+    g_autofree char *a = NULL, *b = NULL, *ra = NULL, *rb = NULL;
+    g_autofree char *syms = NULL, *arg = NULL;
+    ImageRun r;
+    ToolRun t;
+
+    if (!tool()) {
+        g_test_skip("needs $RVTRACE_DECODE");
+        return;
+    }
+    image_run_init(&r);
+    a = tmp_file("a.bin", fuzz_image, 0x3a);
+    b = tmp_file("b.bin", fuzz_image + 0x3a, sizeof(fuzz_image) - 0x3a);
+    ra = g_strdup_printf("--raw=%s@0x%x", a, FUZZ_IMAGE_BASE);
+    rb = g_strdup_printf("--raw=%s@0x%x", b, FUZZ_IMAGE_BASE + 0x3a);
+    syms = tmp_file("split.map", "0 000000000000000c T head\n14 t mid\n",
+                    strlen("0 000000000000000c T head\n14 t mid\n"));
+    arg = g_strdup_printf("--symbols=%s@0x%x", syms, FUZZ_IMAGE_BASE);
+    t = image_decode(&r, "-s", ra, rb, arg, NULL);
+    check_hottest(&r, &t, split_sym_of);
+    image_run_free(&r);
+}
+
+/*
+ * A trace that leaves the image (only its first 0x3a bytes are given):
+ * gaps with the address, no error, exit status 0; decoding resumes at
+ * syncs in the image and every instruction it shows is the run's.
+ */
+static void test_tool_gap_no_image(void)
+{
+    g_autofree uint64_t *got = g_new(uint64_t, MAX_ADDRS);
+    g_autofree char *a = NULL, *ra = NULL, *gap = NULL;
+    size_t n, at = 0;
+    ImageRun r;
+    ToolRun t;
+
+    if (!tool()) {
+        g_test_skip("needs $RVTRACE_DECODE");
+        return;
+    }
+    image_run_init(&r);
+    a = tmp_file("a.bin", fuzz_image, 0x3a);
+    ra = g_strdup_printf("--raw=%s@0x%x", a, FUZZ_IMAGE_BASE);
+    t = image_decode(&r, ra, NULL);
+    g_assert_cmpint(t.status, ==, 0);
+    g_assert_cmpstr(t.err, ==, "");
+    gap = g_strdup_printf("\n# gap reason=no-image addr=0x%x ",
+                          FUZZ_IMAGE_BASE + 0x3a);
+    g_assert_nonnull(strstr(t.out, gap));
+    n = parse_addresses(t.out, got);
+    g_assert_cmpuint(n, >, 0);
+    g_assert_cmpuint(n, <, r.nwalk);
+    /* in the run's order (a subsequence of it), in the image */
+    for (size_t i = 0; i < n; i++) {
+        g_assert_cmphex(got[i], <, FUZZ_IMAGE_BASE + 0x3a);
+        while (at < r.nwalk && r.walk[at] != got[i]) {
+            at++;
+        }
+        g_assert_cmpuint(at++, <, r.nwalk);
+    }
+    tool_run_free(&t);
+    t = image_decode(&r, "-s", ra, NULL);
+    g_assert_cmpint(t.status, ==, 0);
+    g_assert_nonnull(strstr(t.out, "\ngaps                 0\n"));
+    g_assert_null(strstr(t.out, "\ngaps (no image)      0\n"));
+    g_assert_nonnull(strstr(t.out, "\ngaps (no image)      "));
+    g_assert_nonnull(strstr(t.out, "\nerrors               0\n"));
+    tool_run_free(&t);
+    image_run_free(&r);
+}
+
 /* ------------------------------------------------------------------ seeds */
 
 static void remove_tmp_dir(void)
@@ -542,6 +996,12 @@ int main(int argc, char **argv)
     g_test_add_func("/decoder-corpus/hangs", test_hangs);
     g_test_add_func("/decoder-corpus/roundtrip", test_roundtrip);
     g_test_add_func("/decoder-corpus/tool-errors", test_tool_errors);
+    g_test_add_func("/decoder-corpus/tool-elf-at", test_tool_elf_at);
+    g_test_add_func("/decoder-corpus/tool-symbols", test_tool_symbols);
+    g_test_add_func("/decoder-corpus/tool-symbol-segments",
+                    test_tool_symbol_segments);
+    g_test_add_func("/decoder-corpus/tool-gap-no-image",
+                    test_tool_gap_no_image);
     ret = g_test_run();
     if (!ret) {
         remove_tmp_dir();   /* kept for inspection after a failure */

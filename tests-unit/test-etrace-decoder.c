@@ -874,6 +874,7 @@ static void test_p1_trace_lost(void)
     gap = find_event(&f, ETRACE_DEC_GAP, 0);
     g_assert_nonnull(gap);
     g_assert_cmpint(gap->qual_status, ==, ETRACE_QUAL_TRACE_LOST);
+    g_assert_cmpint(gap->gap_reason, ==, ETRACE_GAP_TRACE_LOST);
     g_assert_cmphex(gap->address, ==, BASE + 0x0a);
     fixture_free(&f);
 }
@@ -1207,11 +1208,27 @@ static const char *first_error(Fixture *f, uint64_t *offset,
     return etrace_decoder_error(f->d, offset, packet);
 }
 
-/* An address outside the image: error at that packet, then a resync. */
-static void test_error_outside_image(void)
+/* The nth gap event, which must be a no-image gap. */
+static const ETraceDecEvent *no_image_gap(Fixture *f, unsigned nth)
 {
-    static const uint32_t path[] = { 0x0, 0x2, 0x4, 0x6, 0x2, 0x4 };
-    uint64_t offset = 0, packet = 0, start;
+    const ETraceDecEvent *gap = find_event(f, ETRACE_DEC_GAP, nth);
+
+    g_assert_nonnull(gap);
+    g_assert_cmpint(gap->gap_reason, ==, ETRACE_GAP_NO_IMAGE);
+    return gap;
+}
+
+/*
+ * The trace goes where no image holds code (uninferable jumps to BASE +
+ * 0x1000 and BASE + 0x2000): a gap at that packet, not an error.  The
+ * packets up to the next sync are skipped; a sync outside the image is
+ * part of the same gap; a sync in the image resumes.
+ */
+static void test_gap_outside_image(void)
+{
+    static const uint32_t path[] = { 0x0, 0x2, 0x4, 0x6, 0x2, 0x4, 0x6 };
+    const ETraceDecEvent *gap;
+    uint64_t start;
     Fixture f;
 
     p3_fixture(&f);
@@ -1219,15 +1236,60 @@ static void test_error_outside_image(void)
     put_sync(&f, BASE, 1, true);
     start = f.stream->len;
     put_addr(&f, 0, 0, BASE + 0x1000, NULL);
-    put_addr(&f, 0, 0, BASE + 0x2, NULL);       /* skipped: not synced */
+    put_addr(&f, 0, 0, BASE + 0x1008, NULL);    /* skipped: not synced */
+    put_sync(&f, BASE + 0x1010, 0, false);      /* the same gap */
     put_sync(&f, BASE + 0x2, 1, true);
     put_addr(&f, 0, 0, BASE + 0x4, &(Flags) { .notify = true });
-    g_assert_cmpint(decode(&f), ==, -1);
-    g_assert_nonnull(first_error(&f, &offset, &packet));
-    g_assert_cmpuint(offset, ==, start);
-    g_assert_cmpuint(packet, ==, 2);
+    put_addr(&f, 0, 0, BASE + 0x2000, NULL);
+    g_assert_cmpint(decode(&f), ==, 0);
+    g_assert_null(first_error(&f, NULL, NULL));
     check_insns(&f, BASE, path, G_N_ELEMENTS(path));
-    g_assert_cmpuint(count_events(&f, ETRACE_DEC_ERROR), ==, 1);
+    g_assert_cmpuint(count_events(&f, ETRACE_DEC_ERROR), ==, 0);
+    g_assert_cmpuint(count_events(&f, ETRACE_DEC_GAP), ==, 2);
+    gap = no_image_gap(&f, 0);
+    g_assert_cmphex(gap->gap_addr, ==, BASE + 0x1000);
+    g_assert_true(gap->last_valid);
+    g_assert_cmphex(gap->address, ==, BASE + 0x6);
+    g_assert_cmpuint(gap->offset, ==, start);
+    g_assert_cmpuint(gap->packet, ==, 2);
+    gap = no_image_gap(&f, 1);
+    g_assert_cmphex(gap->gap_addr, ==, BASE + 0x2000);
+    g_assert_cmphex(gap->address, ==, BASE + 0x6);
+    fixture_free(&f);
+}
+
+/*
+ * A resync whose path leaves the image (code falls through past its
+ * end): a gap where it leaves, then the sync starts afresh.  A trace
+ * that starts outside the image has a gap without a last instruction.
+ */
+static void test_gap_resync_outside_image(void)
+{
+    static const uint16_t nops[] = { 0x0001, 0x0001 };
+    static const uint32_t path[] = { 0x0, 0x2, 0x100, 0x102 };
+    const ETraceDecEvent *gap;
+    Fixture f;
+
+    fixture_init(&f, 64);
+    add_region(&f, BASE, nops, G_N_ELEMENTS(nops));
+    add_region(&f, BASE + 0x100, nops, G_N_ELEMENTS(nops));
+    put_support(&f, true, ETRACE_QUAL_NO_CHANGE);
+    put_sync(&f, BASE + 0x200, 1, false);       /* outside: no last */
+    put_sync(&f, BASE, 1, false);
+    put_sync(&f, BASE + 0x100, 1, false);       /* via BASE + 4: outside */
+    put_sync(&f, BASE + 0x102, 1, false);
+    g_assert_cmpint(decode(&f), ==, 0);
+    check_insns(&f, BASE, path, G_N_ELEMENTS(path));
+    g_assert_cmpuint(count_events(&f, ETRACE_DEC_ERROR), ==, 0);
+    g_assert_cmpuint(count_events(&f, ETRACE_DEC_GAP), ==, 2);
+    gap = no_image_gap(&f, 0);
+    g_assert_cmphex(gap->gap_addr, ==, BASE + 0x200);
+    g_assert_false(gap->last_valid);
+    gap = no_image_gap(&f, 1);
+    g_assert_cmphex(gap->gap_addr, ==, BASE + 0x4);
+    g_assert_true(gap->last_valid);
+    g_assert_cmphex(gap->address, ==, BASE + 0x2);
+    g_assert_cmpuint(count_events(&f, ETRACE_DEC_SYNC), ==, 3);
     fixture_free(&f);
 }
 
@@ -1473,8 +1535,10 @@ int main(int argc, char **argv)
     g_test_add_func("/etrace-decoder/spec/example1", test_spec_example1);
     g_test_add_func("/etrace-decoder/spec/example3", test_spec_example3);
     g_test_add_func("/etrace-decoder/spec/example4", test_spec_example4);
-    g_test_add_func("/etrace-decoder/error/outside-image",
-                    test_error_outside_image);
+    g_test_add_func("/etrace-decoder/gap/outside-image",
+                    test_gap_outside_image);
+    g_test_add_func("/etrace-decoder/gap/resync-outside-image",
+                    test_gap_resync_outside_image);
     g_test_add_func("/etrace-decoder/error/missing-branch",
                     test_error_missing_branch);
     g_test_add_func("/etrace-decoder/error/extra-branches",

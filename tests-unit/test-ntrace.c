@@ -782,6 +782,83 @@ static void test_decoder_bounds(void)
     g_assert_cmpstr(err, ==, "ResourceFull I-CNT wider than I-CNT");
 }
 
+typedef struct GapRun {
+    uint64_t insns;
+    GArray *gaps;           /* ETraceDecEvent */
+    unsigned errors;
+} GapRun;
+
+static void gap_insn(void *opaque, const ETraceDecInsn *insn)
+{
+    (void)insn;
+    ((GapRun *)opaque)->insns++;
+}
+
+static void gap_event(void *opaque, const ETraceDecEvent *ev)
+{
+    GapRun *r = opaque;
+
+    if (ev->type == ETRACE_DEC_GAP) {
+        g_array_append_val(r->gaps, *ev);
+    }
+    r->errors += ev->type == ETRACE_DEC_ERROR;
+}
+
+/*
+ * A walk that needs an instruction no image holds (after a sync outside
+ * the image) is a gap with that address, not an error; the messages up
+ * to the next sync are skipped, a sync in the image resumes, and the
+ * next walk out of the image is a gap again.
+ */
+static void test_decoder_gap_no_image(void)
+{
+    static const NTraceMessage m[] = {
+        { .tcode = NTRACE_TCODE_PROG_TRACE_SYNC, .sync = 5,
+          .addr = 0x2000 >> 1 },
+        { .tcode = NTRACE_TCODE_DIRECT_BRANCH, .icnt = 2 },
+        { .tcode = NTRACE_TCODE_DIRECT_BRANCH, .icnt = 2 },  /* skipped */
+        { .tcode = NTRACE_TCODE_PROG_TRACE_SYNC, .sync = 5,
+          .addr = 0x1000 >> 1 },
+        { .tcode = NTRACE_TCODE_DIRECT_BRANCH, .icnt = 2 },
+        { .tcode = NTRACE_TCODE_PROG_TRACE_SYNC, .sync = 5,
+          .addr = 0x3000 >> 1 },
+        { .tcode = NTRACE_TCODE_DIRECT_BRANCH, .icnt = 2 },
+    };
+    GapRun r = { .gaps = g_array_new(false, false, sizeof(ETraceDecEvent)) };
+    NTraceDecoderConfig cfg = {
+        .params = params64, .read_parcel = read_loop, .insn = gap_insn,
+        .event = gap_event, .opaque = &r,
+    };
+    NTraceDecoder *d = ntrace_decoder_new(&cfg);
+    const ETraceDecEvent *gap;
+    uint64_t off, msg;
+    int ret = 0;
+
+    for (size_t i = 0; i < G_N_ELEMENTS(m); i++) {
+        uint8_t buf[NTRACE_MAX_MESSAGE];
+
+        ret |= ntrace_decoder_feed(d, buf, ntrace_message_pack(&params64,
+                                                              &m[i], buf));
+    }
+    ret |= ntrace_decoder_finish(d);
+    g_assert_cmpint(ret, ==, 0);
+    g_assert_null(ntrace_decoder_error(d, &off, &msg));
+    g_assert_cmpuint(r.errors, ==, 0);
+    g_assert_cmpuint(r.insns, ==, 1);
+    g_assert_cmpuint(r.gaps->len, ==, 2);
+    gap = &g_array_index(r.gaps, ETraceDecEvent, 0);
+    g_assert_cmpint(gap->gap_reason, ==, ETRACE_GAP_NO_IMAGE);
+    g_assert_cmphex(gap->gap_addr, ==, 0x2000);
+    g_assert_false(gap->last_valid);
+    gap = &g_array_index(r.gaps, ETraceDecEvent, 1);
+    g_assert_cmpint(gap->gap_reason, ==, ETRACE_GAP_NO_IMAGE);
+    g_assert_cmphex(gap->gap_addr, ==, 0x3000);
+    g_assert_true(gap->last_valid);
+    g_assert_cmphex(gap->address, ==, 0x1000);
+    ntrace_decoder_free(d);
+    g_array_free(r.gaps, true);
+}
+
 /*
  * What the fuzzer found (tests-unit/ntrace-corpus, NTRACE_CORPUS): each
  * input decodes without a crash (the sanitizers build runs this too) and
@@ -835,6 +912,8 @@ int main(int argc, char **argv)
     g_test_add_func("/ntrace/encoder/runs", test_runs);
     g_test_add_func("/ntrace/encoder/runs-bulk", test_runs_bulk);
     g_test_add_func("/ntrace/decoder/bounds", test_decoder_bounds);
+    g_test_add_func("/ntrace/decoder/gap-no-image",
+                    test_decoder_gap_no_image);
     g_test_add_func("/ntrace/decoder/corpus", test_decoder_corpus);
     g_test_add_func("/ntrace/encoder/repeat-period", test_repeat_period);
     g_test_add_func("/ntrace/encoder/repeat-thirty", test_repeat_thirty);

@@ -56,7 +56,8 @@ typedef struct Source {
     uint64_t pkt_number;
     /* summary */
     uint64_t insns, branches, taken, exceptions, interrupts;
-    uint64_t syncs, gaps, errors;
+    uint64_t syncs, gaps, gaps_no_image, errors;
+    uint64_t priv_insns[8];     /* instructions per privilege */
     bool prev_branch;
     uint64_t prev_next;     /* address after the previous instruction */
 } Source;
@@ -87,6 +88,7 @@ struct Ctx {
     unsigned nsrc_filter;
     unsigned top;
     RVImage *image;
+    unsigned nsymbol_files; /* --symbols */
     bool ntrace;            /* --format ntrace */
     /* state */
     Source **src;           /* by index; created when first seen */
@@ -99,8 +101,11 @@ struct Ctx {
     ETraceDemux *demux;     /* a decoder per source */
     NTraceDecoder *ndec;    /* N-trace: the one source's decoder */
     Output out;
-    /* summary: the segment and the symbol of the last instruction */
-    uint64_t *sym_count;    /* per symbol, + 1 for "no symbol" */
+    uint64_t *sym_count;    /* summary: per symbol, + 1 for "no symbol" */
+    /*
+     * The symbol of the last address looked up (index rv_image_symbols():
+     * none) and the addresses [sym_lo, sym_hi) that have the same.
+     */
     uint64_t sym_lo, sym_hi;
     size_t sym_cur;
     bool sym_valid;
@@ -250,23 +255,20 @@ static bool insn_bits(Ctx *c, uint64_t addr, unsigned len, uint32_t *bits)
     return true;
 }
 
-/* The symbol containing addr, cached while the walk stays inside it. */
+/*
+ * The symbol holding addr (rv_image_symbol_holding(): inside its size,
+ * or before the next one in the same segment) or NULL, cached while the
+ * walk stays in the range with the same answer.
+ */
 static const RVSymbol *symbol_of(Ctx *c, uint64_t addr, size_t *index)
 {
-    const RVSymbol *s;
-
-    if (c->sym_valid && addr >= c->sym_lo && addr < c->sym_hi) {
-        *index = c->sym_cur;
-        return rv_image_symbol_at(c->image, c->sym_cur);
+    if (!c->sym_valid || addr < c->sym_lo || addr >= c->sym_hi) {
+        rv_image_symbol_holding(c->image, addr, &c->sym_cur, &c->sym_lo,
+                                &c->sym_hi);
+        c->sym_valid = true;
     }
-    s = rv_image_symbol(c->image, addr, &c->sym_cur, &c->sym_hi);
-    c->sym_valid = s != NULL;
-    if (!s) {
-        return NULL;
-    }
-    c->sym_lo = s->addr;
     *index = c->sym_cur;
-    return s;
+    return rv_image_symbol_at(c->image, c->sym_cur);
 }
 
 /* The index of the symbol holding addr (rv_image_symbols(): none). */
@@ -274,17 +276,17 @@ static size_t symbol_index(Ctx *c, uint64_t addr)
 {
     size_t sym;
 
-    if (c->sym_valid && addr >= c->sym_lo && addr < c->sym_hi) {
-        return c->sym_cur;
-    }
-    return symbol_of(c, addr, &sym) ? sym : rv_image_symbols(c->image);
+    symbol_of(c, addr, &sym);
+    return sym;
 }
 
-static void count_insn(Source *s, uint64_t addr, unsigned len, bool branch)
+static void count_insn(Source *s, uint64_t addr, unsigned priv, unsigned len,
+                       bool branch)
 {
     Ctx *c = s->ctx;
 
     s->insns++;
+    s->priv_insns[priv & 7]++;
     s->taken += s->prev_branch && addr != s->prev_next;
     s->prev_branch = branch;
     s->branches += branch;
@@ -397,7 +399,7 @@ static void on_insn(void *opaque, const ETraceDecInsn *insn)
         out_json_insn(s, insn->addr, insn->privilege, insn->len);
         break;
     case OUT_SUMMARY:
-        count_insn(s, insn->addr, insn->len, insn->branch);
+        count_insn(s, insn->addr, insn->privilege, insn->len, insn->branch);
         break;
     }
 }
@@ -419,6 +421,7 @@ static void on_insn_run(void *opaque, uint64_t addr, unsigned priv,
     if (c->mode == OUT_SUMMARY && c->sym_valid && addr >= c->sym_lo &&
         end <= c->sym_hi) {
         s->insns += n;
+        s->priv_insns[priv & 7] += n;
         s->prev_branch = false;
         s->prev_next = end;
         c->sym_count[c->sym_cur] += n;
@@ -456,6 +459,19 @@ static const char *qual_name(ETraceQualStatus q)
     };
 
     return names[q & 3];
+}
+
+static const char *gap_reason_name(ETraceGapReason r)
+{
+    switch (r) {
+    case ETRACE_GAP_QUALIFICATION:
+        return "qualification";
+    case ETRACE_GAP_TRACE_LOST:
+        return "trace_lost";
+    case ETRACE_GAP_NO_IMAGE:
+        return "no-image";
+    }
+    return "?";
 }
 
 /* The options as the support packet's bits (etrace.h). */
@@ -530,8 +546,18 @@ static void event_fields(Source *s, Fields *f, const ETraceDecEvent *ev)
         field_hex(f, "context", ev->context);
         field_u64(f, "priv", ev->privilege);
         break;
-    case ETRACE_DEC_SUPPORT:
     case ETRACE_DEC_GAP:
+        field_str(f, "reason", gap_reason_name(ev->gap_reason));
+        if (ev->gap_reason == ETRACE_GAP_NO_IMAGE) {
+            /* the address no image holds, after the last instruction */
+            field_hex(f, "addr", ev->gap_addr);
+            if (ev->last_valid) {
+                field_hex(f, "last", ev->address);
+            }
+            break;
+        }
+        /* fall through */
+    case ETRACE_DEC_SUPPORT:
     case ETRACE_DEC_END:
         field_u64(f, "enable", ev->enable);
         field_str(f, "qual", qual_name(ev->qual_status));
@@ -542,6 +568,9 @@ static void event_fields(Source *s, Fields *f, const ETraceDecEvent *ev)
         break;
     case ETRACE_DEC_ERROR:
         field_str(f, "message", ev->error ? ev->error : "?");
+        if (ev->last_valid) {
+            field_hex(f, "after", ev->address);
+        }
         break;
     }
     field_u64(f, "offset", s->pkt_offset);
@@ -565,16 +594,33 @@ static void print_event(Source *s, const ETraceDecEvent *ev)
     out_str(f.o, f.json ? "}\n" : "\n");
 }
 
-static void report_error(Source *s, const char *msg)
+/*
+ * On standard error, with the last instruction decoded before it (and
+ * its symbol): where the trace and the image stopped agreeing.
+ */
+static void report_error(Source *s, const ETraceDecEvent *ev)
 {
     Ctx *c = s->ctx;
+    const char *msg = ev->error ? ev->error : "bad trace";
 
     s->errors++;
     c->failed = true;
     out_flush(&c->out);
     fprintf(stderr, "rvtrace-decode: error: source %u, byte offset %" PRIu64
-            ", packet %" PRIu64 ": %s\n", s->id, s->pkt_offset,
+            ", packet %" PRIu64 ": %s", s->id, s->pkt_offset,
             s->pkt_number, msg);
+    if (ev->last_valid) {
+        size_t index;
+        const RVSymbol *sym = symbol_of(c, ev->address, &index);
+
+        fprintf(stderr, " (after 0x%" PRIx64, ev->address);
+        if (sym) {
+            fprintf(stderr, " <%s+0x%" PRIx64 ">", sym->name,
+                    ev->address - sym->addr);
+        }
+        fprintf(stderr, ")");
+    }
+    fprintf(stderr, "\n");
     if (!c->keep_going) {
         c->stop = true;
     }
@@ -602,7 +648,11 @@ static void on_event(void *opaque, const ETraceDecEvent *ev)
         s->syncs++;
         break;
     case ETRACE_DEC_GAP:
-        s->gaps++;
+        if (ev->gap_reason == ETRACE_GAP_NO_IMAGE) {
+            s->gaps_no_image++;
+        } else {
+            s->gaps++;
+        }
         break;
     default:
         break;
@@ -612,7 +662,7 @@ static void on_event(void *opaque, const ETraceDecEvent *ev)
         print_event(s, ev);
     }
     if (ev->type == ETRACE_DEC_ERROR) {
-        report_error(s, ev->error ? ev->error : "bad trace");
+        report_error(s, ev);
     }
 }
 
@@ -776,7 +826,9 @@ static void demux_packet(void *opaque, unsigned id, const ETraceFrame *f,
 static void demux_bad_packet(void *opaque, unsigned id, const ETraceFrame *f,
                              const char *err)
 {
-    report_error(source_at(opaque, id, f), err);
+    ETraceDecEvent ev = { .type = ETRACE_DEC_ERROR, .error = err };
+
+    report_error(source_at(opaque, id, f), &ev);
 }
 
 /* ETraceDeframerOps: one whole frame, to its source's decoder. */
@@ -1009,7 +1061,8 @@ typedef struct Totals {
     ETraceDecStats st;
     uint64_t messages;      /* N-trace */
     uint64_t insns, branches, taken, exceptions, interrupts;
-    uint64_t syncs, gaps, errors;
+    uint64_t syncs, gaps, gaps_no_image, errors;
+    uint64_t priv_insns[8];
 } Totals;
 
 static void add_source(Totals *t, const Source *s)
@@ -1041,7 +1094,28 @@ static void add_source(Totals *t, const Source *s)
     t->interrupts += s->interrupts;
     t->syncs += s->syncs;
     t->gaps += s->gaps;
+    t->gaps_no_image += s->gaps_no_image;
     t->errors += s->errors;
+    for (unsigned i = 0; i < 8; i++) {
+        t->priv_insns[i] += s->priv_insns[i];
+    }
+}
+
+/* "M 120, S 30, U 5": M, S and U always, the others if they occur. */
+static void print_privileges(Output *o, const char *indent, const Totals *t)
+{
+    static const unsigned order[] = { 3, 1, 0, 5, 4, 2, 6, 7 };
+
+    out_printf(o, "%sprivilege            ", indent);
+    for (unsigned i = 0; i < ARRAY_SIZE(order); i++) {
+        unsigned p = order[i];
+
+        if (i < 3 || t->priv_insns[p]) {
+            out_printf(o, "%s%s %" PRIu64, i ? ", " : "", priv_name(p),
+                       t->priv_insns[p]);
+        }
+    }
+    out_char(o, '\n');
 }
 
 static void print_counts(Output *o, const char *indent, const Totals *t,
@@ -1049,6 +1123,7 @@ static void print_counts(Output *o, const char *indent, const Totals *t,
 {
     out_printf(o, "%sinstructions         %" PRIu64 "\n", indent,
                t->st.instructions);
+    print_privileges(o, indent, t);
     out_printf(o, "%sbranches             %" PRIu64 " (taken %" PRIu64 ")\n",
                indent, t->branches, t->taken);
     out_printf(o, "%straps                %" PRIu64 " (exceptions %" PRIu64
@@ -1056,6 +1131,8 @@ static void print_counts(Output *o, const char *indent, const Totals *t,
                t->exceptions + t->interrupts, t->exceptions, t->interrupts);
     out_printf(o, "%ssyncs                %" PRIu64 "\n", indent, t->syncs);
     out_printf(o, "%sgaps                 %" PRIu64 "\n", indent, t->gaps);
+    out_printf(o, "%sgaps (no image)      %" PRIu64 "\n", indent,
+               t->gaps_no_image);
     out_printf(o, "%serrors               %" PRIu64 "\n", indent, t->errors);
     if (ntrace) {
         out_printf(o, "%smessages             %" PRIu64 "\n", indent,
@@ -1160,6 +1237,8 @@ static const char usage_text[] =
 "SYNOPSIS\n"
 "    rvtrace-decode [OPTION]... -e GUEST.elf [-e ...] TRACE\n"
 "    rvtrace-decode [OPTION]... -r IMAGE.bin@ADDR TRACE\n"
+"    rvtrace-decode [OPTION]... -e FW.elf@ADDR -r KERNEL.bin@ADDR\n"
+"                   --symbols System.map TRACE\n"
 "\n"
 "DESCRIPTION\n"
 "    Reads the bytes a trace sink captured (TRACE; - for standard input),\n"
@@ -1169,15 +1248,32 @@ static const char usage_text[] =
 "    as the example encapsulation of its chapter 6 (zero bytes are\n"
 "    padding).  Packets before the first sync are skipped; after a\n"
 "    trace_lost the decoder resumes at the next sync and the output says\n"
-"    so (a gap event).  Bad input stops it (or, with -k, it goes on from\n"
-"    the next sync).  Memory use does not depend on the trace length.\n"
+"    so (a gap event).  Where the trace goes to code that no image holds\n"
+"    (user space, a vDSO, code written at run time) the output has a gap\n"
+"    too (reason=no-image) and decoding resumes at the next sync in the\n"
+"    image; that is no error.  Bad input stops it (or, with -k, it goes\n"
+"    on from the next sync).  Memory use does not depend on the trace\n"
+"    length.\n"
 "    With --format ntrace the bytes are N-trace 1.0 messages (MDO/MSEO)\n"
 "    of one source (the first --src, default 0).\n"
 "\n"
 "  Program image\n"
-"    -e, --elf FILE        a guest ELF file (ELF32 or ELF64): its PT_LOAD\n"
-"                          segments and symbols; repeatable\n"
+"    -e, --elf FILE[@ADDR] a guest ELF file (ELF32 or ELF64): its PT_LOAD\n"
+"                          segments and symbols; with @ADDR moved (and\n"
+"                          its symbols with it) so that its lowest\n"
+"                          PT_LOAD segment starts at ADDR, for position-\n"
+"                          independent code linked elsewhere (OpenSBI's\n"
+"                          fw_dynamic.elf: linked at 0, run at\n"
+"                          0x80000000).  A name whose last '@' is not\n"
+"                          followed by a number is a file name; repeatable\n"
 "    -r, --raw FILE@ADDR   a raw binary loaded at ADDR; repeatable\n"
+"    --symbols FILE[@BIAS] symbols of a text file in the format of nm,\n"
+"                          System.map or /proc/kallsyms (ADDR TYPE NAME\n"
+"                          per line, nm -S's ADDR SIZE TYPE NAME too, an\n"
+"                          optional [module] after it): the text symbols\n"
+"                          (types t, T, w, W), BIAS (may start with -)\n"
+"                          added to their addresses; other lines are\n"
+"                          skipped.  Used like an ELF file's; repeatable\n"
 "\n"
 "  Input\n"
 "    --format etrace|ntrace\n"
@@ -1236,9 +1332,16 @@ static const char usage_text[] =
 "    -j, --json            one JSON object per line: {\"type\":\"insn\",\n"
 "                          \"src\":0,\"addr\":\"0x...\",\"priv\":3,\"len\":4}\n"
 "                          and one per event; with -d also sym, bits, asm\n"
-"    -s, --summary         counts only: instructions, branches, traps,\n"
+"    -s, --summary         counts only: instructions (and per privilege:\n"
+"                          M, S, U, and VS, VU if they occur), branches,\n"
+"                          traps, syncs, gaps (trace_lost and\n"
+"                          qualification), gaps (no image), errors,\n"
 "                          packets per format, bytes, bits per\n"
-"                          instruction and the hottest functions\n"
+"                          instruction and the hottest functions: an\n"
+"                          address is a symbol's if it is inside its size\n"
+"                          or, for a symbol without a size, before the\n"
+"                          next symbol in the same segment; else it\n"
+"                          counts as (no symbol)\n"
 "    --top N               functions in the summary (default 10)\n"
 "    --no-events           no event lines\n"
 "    --packets             also every packet's fields, before what it\n"
@@ -1255,22 +1358,28 @@ static const char usage_text[] =
 "EVENTS\n"
 "    sync (format 3.0), trap (3.1: kind, cause, tvalepc, from = last\n"
 "    retired instruction, handler), context (3.2), support (3.3), gap\n"
-"    (qualification ended or trace_lost), end (tracing disabled), notify,\n"
+"    (reason=qualification: qualification ended, reason=trace_lost, or\n"
+"    reason=no-image with addr = the address no image holds and last =\n"
+"    the last instruction decoded; one gap until the decoder finds an\n"
+"    instruction in the image again), end (tracing disabled), notify,\n"
 "    error.  Every event names the byte offset and number of its packet.\n"
 "    A synchronous exception means the instruction after 'from' did not\n"
 "    retire: it is not in the output (E-trace 4.1).\n"
 "\n"
 "EXIT STATUS\n"
-"    0 decoded without error, 1 the trace has errors (each one printed\n"
-"    on standard error with its byte offset and packet number), 2 bad\n"
-"    arguments or unreadable files.\n"
+"    0 decoded without error (gaps are no errors), 1 the trace has errors\n"
+"    (each one printed on standard error with its byte offset and packet\n"
+"    number), 2 bad arguments or unreadable files.\n"
 "\n"
 "EXAMPLES\n"
 "    qemu-system-riscv64 -M virt,rvtrace=on,rvtrace-chardev=tr \\\n"
 "        -chardev file,id=tr,path=trace.bin -kernel guest.elf ...\n"
 "    rvtrace-decode -e guest.elf -r rom.bin@0x1000 trace.bin\n"
 "    rvtrace-decode -s -e guest.elf trace.bin\n"
-"    rvtrace-decode --wrap 0x1234 --features 254 -e guest.elf ram.bin\n";
+"    rvtrace-decode --wrap 0x1234 --features 254 -e guest.elf ram.bin\n"
+"    rvtrace-decode -s --src-bits 1 -r rom.bin@0x1000 \\\n"
+"        -e fw_dynamic.elf@0x80000000 -r Image@0x80200000 \\\n"
+"        -r Image@0xffffffff80000000 --symbols System.map trace.bin\n";
 
 static void usage_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2), noreturn));
@@ -1288,7 +1397,7 @@ static void usage_error(const char *fmt, ...)
 }
 
 /* A decimal or 0x-prefixed hexadecimal number that fits 64 bits. */
-static uint64_t parse_u64(const char *s, const char *what)
+static bool try_parse_u64(const char *s, uint64_t *value)
 {
     bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
     unsigned base = hex ? 16 : 10;
@@ -1296,7 +1405,7 @@ static uint64_t parse_u64(const char *s, const char *what)
     uint64_t v = 0;
 
     if (!*p) {
-        usage_error("%s: not a number: '%s'", what, s);
+        return false;
     }
     for (; *p; p++) {
         unsigned d = *p >= '0' && *p <= '9' ? *p - '0' :
@@ -1304,9 +1413,20 @@ static uint64_t parse_u64(const char *s, const char *what)
                      *p >= 'A' && *p <= 'F' ? *p - 'A' + 10 : 16;
 
         if (d >= base || v > (UINT64_MAX - d) / base) {
-            usage_error("%s: not a number: '%s'", what, s);
+            return false;
         }
         v = v * base + d;
+    }
+    *value = v;
+    return true;
+}
+
+static uint64_t parse_u64(const char *s, const char *what)
+{
+    uint64_t v;
+
+    if (!try_parse_u64(s, &v)) {
+        usage_error("%s: not a number: '%s'", what, s);
     }
     return v;
 }
@@ -1423,43 +1543,85 @@ static void set_tvec(Ctx *c, const char *arg)
     c->xtvec[priv] = v;
 }
 
-static void add_image(Ctx *c, const char *arg, bool raw)
-{
-    char err[512];
-    const char *at = raw ? strrchr(arg, '@') : NULL;
-    bool ok;
-
-    if (raw && !at) {
-        usage_error("--raw: expected FILE@ADDR");
-    }
-    if (raw) {
-        char *path = strndup(arg, at - arg);
-
-        ok = path && rv_image_add_raw(c->image, path,
-                                      parse_u64(at + 1, "--raw"), err,
-                                      sizeof(err));
-        free(path);
-    } else {
-        ok = rv_image_add_elf(c->image, arg, err, sizeof(err));
-    }
-    if (!ok) {
-        fprintf(stderr, "rvtrace-decode: %s\n", err);
-        exit(EXIT_USAGE);
-    }
-}
-
 enum {
     OPT_WRAP = 256, OPT_FIND_BOUNDARY, OPT_XLEN, OPT_DISCOVERY, OPT_ARCH,
     OPT_PARAM, OPT_SRC_BITS, OPT_SRC, OPT_MAX_SOURCES, OPT_FEATURES,
     OPT_FULL_ADDRESS, OPT_IMPLICIT_EXCEPTION, OPT_SIJUMP,
     OPT_IMPLICIT_RETURN, OPT_BRANCH_PREDICTION, OPT_JUMP_TARGET_CACHE,
     OPT_TVEC, OPT_MAX_RUN, OPT_MAX_WALK, OPT_TOP, OPT_NO_EVENTS, OPT_OBJDUMP,
-    OPT_PACKETS, OPT_FORMAT,
+    OPT_PACKETS, OPT_FORMAT, OPT_SYMBOLS,
 };
+
+/*
+ * FILE@NUMBER: the number after the last '@' (negative if it starts with
+ * '-' and sign allows it), if it parses; then the file name is what comes
+ * before it, else the whole argument.  Returns the file name's length.
+ */
+static size_t split_number(const char *arg, bool sign, uint64_t *v,
+                           bool *have)
+{
+    const char *at = strrchr(arg, '@');
+    bool minus = at && sign && at[1] == '-';
+
+    *have = at && try_parse_u64(at + 1 + minus, v);
+    if (!*have) {
+        *v = 0;
+        return strlen(arg);
+    }
+    if (minus) {
+        *v = -*v;
+    }
+    return at - arg;
+}
+
+/* -e FILE[@ADDR], -r FILE@ADDR, --symbols FILE[@BIAS] */
+static void add_image(Ctx *c, const char *arg, int opt)
+{
+    char err[512];
+    const char *at = strrchr(arg, '@');
+    uint64_t v;
+    bool have, ok;
+    size_t added = 0;
+    char *path;
+
+    if (opt == 'r') {
+        if (!at) {
+            usage_error("--raw: expected FILE@ADDR");
+        }
+        v = parse_u64(at + 1, "--raw");
+        path = strndup(arg, at - arg);
+    } else {
+        path = strndup(arg, split_number(arg, opt == OPT_SYMBOLS, &v,
+                                         &have));
+    }
+    if (!path) {
+        fprintf(stderr, "rvtrace-decode: out of memory\n");
+        exit(EXIT_USAGE);
+    }
+    if (opt == 'r') {
+        ok = rv_image_add_raw(c->image, path, v, err, sizeof(err));
+    } else if (opt == 'e') {
+        ok = have ? rv_image_add_elf_at(c->image, path, v, err, sizeof(err))
+                  : rv_image_add_elf(c->image, path, err, sizeof(err));
+    } else {
+        ok = rv_image_add_symbols(c->image, path, v, &added, err,
+                                  sizeof(err));
+        if (ok && !added) {
+            fprintf(stderr, "rvtrace-decode: warning: %s: no text symbols "
+                    "(lines ADDR TYPE NAME, TYPE t, T, w or W)\n", path);
+        }
+    }
+    free(path);
+    if (!ok) {
+        fprintf(stderr, "rvtrace-decode: %s\n", err);
+        exit(EXIT_USAGE);
+    }
+}
 
 static const struct option long_options[] = {
     { "elf", required_argument, NULL, 'e' },
     { "raw", required_argument, NULL, 'r' },
+    { "symbols", required_argument, NULL, OPT_SYMBOLS },
     { "wrap", required_argument, NULL, OPT_WRAP },
     { "find-boundary", no_argument, NULL, OPT_FIND_BOUNDARY },
     { "format", required_argument, NULL, OPT_FORMAT },
@@ -1512,7 +1674,13 @@ static bool parse_input_option(Ctx *c, int opt)
         if (rv_image_segments(c->image) >= MAX_IMAGES * 16) {
             usage_error("too many images");
         }
-        add_image(c, optarg, opt == 'r');
+        add_image(c, optarg, opt);
+        return true;
+    case OPT_SYMBOLS:
+        if (++c->nsymbol_files > MAX_IMAGES) {
+            usage_error("too many --symbols");
+        }
+        add_image(c, optarg, opt);
         return true;
     case OPT_WRAP:
         c->wrapped = c->find_boundary = true;

@@ -24,6 +24,10 @@
 
 /* Largest image file read into memory (sizes come from the file). */
 #define MAX_FILE_SIZE   (1ull << 30)
+/* Symbol files: longest line kept (longer ones are skipped). */
+#define SYMBOL_LINE     4096
+/* Symbol names from text files are kept in chunks of this size. */
+#define NAME_CHUNK      65536
 
 typedef struct Segment {
     uint64_t addr;
@@ -35,7 +39,8 @@ typedef struct Segment {
 typedef struct ImageFile {
     char *path;
     bool raw;
-    uint64_t addr;          /* raw binaries: load address */
+    uint64_t addr;          /* raw binaries: load address; ELF: bias */
+    uint64_t mask;          /* the file's addresses (XLEN bits) */
 } ImageFile;
 
 /* Open addressing: instruction address -> offset in the text pool. */
@@ -53,9 +58,11 @@ struct RVImage {
     size_t nseg;
     size_t last;            /* segment of the last lookup */
     RVSymbol *sym;
-    size_t nsym;
+    size_t nsym, sym_cap;
     char **strtabs;         /* symbol names point into these */
     size_t nstrtabs;
+    char *names;            /* room left in the last chunk of names */
+    size_t names_left;
     ImageFile *files;
     size_t nfiles;
     unsigned xlen;
@@ -166,7 +173,7 @@ out:
 }
 
 static bool remember_file(RVImage *im, const char *path, bool raw,
-                          uint64_t addr)
+                          uint64_t addr, uint64_t mask)
 {
     ImageFile *files = realloc(im->files, (im->nfiles + 1) * sizeof(*files));
 
@@ -177,6 +184,7 @@ static bool remember_file(RVImage *im, const char *path, bool raw,
     files[im->nfiles].path = strdup(path);
     files[im->nfiles].raw = raw;
     files[im->nfiles].addr = addr;
+    files[im->nfiles].mask = mask;
     if (!files[im->nfiles].path) {
         return false;
     }
@@ -235,7 +243,7 @@ bool rv_image_add_raw(RVImage *im, const char *path, uint64_t addr,
                     "address space", path);
     }
     if (!add_segment(im, addr, data, len) ||
-        !remember_file(im, path, true, addr)) {
+        !remember_file(im, path, true, addr, UINT64_MAX)) {
         free(data);
         return fail(err, errlen, "out of memory");
     }
@@ -249,6 +257,10 @@ typedef struct Elf {
     const uint8_t *b;
     size_t len;
     bool is64;
+    uint64_t mask;          /* addresses: XLEN bits */
+    bool rebase;            /* move the lowest PT_LOAD segment to base */
+    uint64_t base;
+    uint64_t bias;          /* added to every address (modulo mask) */
 } Elf;
 
 static uint64_t rd(const Elf *e, uint64_t off, unsigned bytes)
@@ -295,14 +307,40 @@ static bool elf_check_header(const Elf *e, const char *path, char *err,
     return true;
 }
 
-static bool elf_load_segments(RVImage *im, const Elf *e, const char *path,
+/*
+ * e->bias: what moves the lowest PT_LOAD segment to e->base (0 without
+ * rebase).  The program headers are in the file.
+ */
+static void elf_bias(Elf *e, uint64_t phoff, unsigned phentsize,
+                     unsigned phnum)
+{
+    uint64_t lowest = UINT64_MAX;
+
+    e->bias = 0;
+    if (!e->rebase) {
+        return;
+    }
+    for (unsigned i = 0; i < phnum; i++) {
+        uint64_t ph = phoff + (uint64_t)i * phentsize;
+        uint64_t vaddr = rdw(e, ph + (e->is64 ? 16 : 8));
+
+        if (rd(e, ph, 4) == PT_LOAD && vaddr < lowest) {
+            lowest = vaddr;
+        }
+    }
+    if (lowest != UINT64_MAX) {
+        e->bias = (e->base - lowest) & e->mask;
+    }
+}
+
+static bool elf_load_segments(RVImage *im, Elf *e, const char *path,
                               char *err, size_t errlen)
 {
     uint64_t phoff = rdw(e, e->is64 ? 32 : 28);
     unsigned phentsize = rd(e, e->is64 ? 54 : 42, 2);
     unsigned phnum = rd(e, e->is64 ? 56 : 44, 2);
     unsigned need = e->is64 ? 56 : 32;
-    uint64_t mask = e->is64 ? UINT64_MAX : UINT32_MAX;
+    uint64_t mask = e->mask;
     unsigned loaded = 0;
 
     if (phnum && (phentsize < need ||
@@ -310,6 +348,7 @@ static bool elf_load_segments(RVImage *im, const Elf *e, const char *path,
         return fail(err, errlen, "%s: program headers outside the file",
                     path);
     }
+    elf_bias(e, phoff, phentsize, phnum);
     for (unsigned i = 0; i < phnum; i++) {
         uint64_t ph = phoff + (uint64_t)i * phentsize;
         uint64_t off, vaddr, filesz;
@@ -318,7 +357,7 @@ static bool elf_load_segments(RVImage *im, const Elf *e, const char *path,
             continue;
         }
         off = rdw(e, ph + (e->is64 ? 8 : 4));
-        vaddr = rdw(e, ph + (e->is64 ? 16 : 8));
+        vaddr = (rdw(e, ph + (e->is64 ? 16 : 8)) + e->bias) & mask;
         filesz = rdw(e, ph + (e->is64 ? 32 : 16));
         if (!filesz) {
             continue;
@@ -346,8 +385,43 @@ static int symbol_order(const void *a, const void *b)
     if (x->addr != y->addr) {
         return x->addr < y->addr ? -1 : 1;
     }
-    /* at one address: the sized (function) symbol first */
-    return (x->size == 0) - (y->size == 0);
+    /*
+     * At one address: the largest (a function rather than a label of
+     * size 0) first, then by name; the first is the one shown.
+     */
+    if (x->size != y->size) {
+        return x->size > y->size ? -1 : 1;
+    }
+    return strcmp(x->name, y->name);
+}
+
+static void sort_symbols(RVImage *im)
+{
+    if (im->nsym) {
+        qsort(im->sym, im->nsym, sizeof(*im->sym), symbol_order);
+    }
+}
+
+/* Room for n more symbols. */
+static bool reserve_symbols(RVImage *im, uint64_t n)
+{
+    size_t cap = im->sym_cap;
+    RVSymbol *sym;
+
+    if (n <= cap - im->nsym) {
+        return true;
+    }
+    if (n > SIZE_MAX / sizeof(*sym) / 2 - im->nsym) {
+        return false;
+    }
+    cap = im->nsym + n > cap * 2 ? im->nsym + n : cap * 2;
+    sym = realloc(im->sym, cap * sizeof(*sym));
+    if (!sym) {
+        return false;
+    }
+    im->sym = sym;
+    im->sym_cap = cap;
+    return true;
 }
 
 /* Names worth showing: not empty, not assembler-local or mapping. */
@@ -374,11 +448,10 @@ static bool elf_add_symbols(RVImage *im, const Elf *e, uint64_t symoff,
     memcpy(strtab, e->b + stroff, strsize);
     strtab[strsize] = '\0';     /* a name running off the end stops here */
     tabs[im->nstrtabs++] = strtab;
-    sym = realloc(im->sym, (im->nsym + n) * sizeof(*sym));
-    if (!sym && n) {
+    if (!reserve_symbols(im, n)) {
         return false;
     }
-    im->sym = sym;
+    sym = im->sym;
     for (uint64_t i = 0; i < n; i++) {
         uint64_t s = symoff + i * entsize;
         uint64_t name = rd(e, s, 4);
@@ -395,7 +468,8 @@ static bool elf_add_symbols(RVImage *im, const Elf *e, uint64_t symoff,
             continue;
         }
         sym[im->nsym++] = (RVSymbol) {
-            .addr = value, .size = size, .name = strtab + name,
+            .addr = (value + e->bias) & e->mask, .size = size,
+            .name = strtab + name,
         };
     }
     return true;
@@ -442,7 +516,7 @@ static bool elf_load_symbols(RVImage *im, const Elf *e, const char *path,
                                  strsize)) {
                 return fail(err, errlen, "out of memory");
             }
-            qsort(im->sym, im->nsym, sizeof(*im->sym), symbol_order);
+            sort_symbols(im);
             return true;
         }
         if (want == SHT_DYNSYM) {
@@ -451,12 +525,17 @@ static bool elf_load_symbols(RVImage *im, const Elf *e, const char *path,
     }
 }
 
-bool rv_image_add_elf_data(RVImage *im, const char *name,
-                           const uint8_t *data, size_t len, char *err,
-                           size_t errlen)
+/* An ELF file from its bytes, moved to base if rebase; *bias: by what. */
+static bool add_elf(RVImage *im, const char *name, const uint8_t *data,
+                    size_t len, bool rebase, uint64_t base, uint64_t *bias,
+                    char *err, size_t errlen)
 {
-    Elf e = { .b = data, .len = len, .is64 = len > 4 && data[4] == 2 };
+    Elf e = {
+        .b = data, .len = len, .is64 = len > 4 && data[4] == 2,
+        .rebase = rebase, .base = base,
+    };
 
+    e.mask = e.is64 ? UINT64_MAX : UINT32_MAX;
     if (!elf_check_header(&e, name, err, errlen) ||
         !elf_load_segments(im, &e, name, err, errlen) ||
         !elf_load_symbols(im, &e, name, err, errlen)) {
@@ -465,24 +544,212 @@ bool rv_image_add_elf_data(RVImage *im, const char *name,
     if (!im->xlen) {
         im->xlen = e.is64 ? 64 : 32;
     }
+    *bias = e.bias;
     return true;
 }
 
-bool rv_image_add_elf(RVImage *im, const char *path, char *err,
-                      size_t errlen)
+bool rv_image_add_elf_data(RVImage *im, const char *name,
+                           const uint8_t *data, size_t len, char *err,
+                           size_t errlen)
+{
+    uint64_t bias;
+
+    return add_elf(im, name, data, len, false, 0, &bias, err, errlen);
+}
+
+static bool add_elf_file(RVImage *im, const char *path, bool rebase,
+                         uint64_t base, char *err, size_t errlen)
 {
     size_t len;
     uint8_t *buf = read_file(path, &len, err, errlen);
+    uint64_t bias;
     bool ok;
 
     if (!buf) {
         return false;
     }
-    ok = rv_image_add_elf_data(im, path, buf, len, err, errlen);
-    if (ok && !remember_file(im, path, false, 0)) {
+    ok = add_elf(im, path, buf, len, rebase, base, &bias, err, errlen);
+    if (ok && !remember_file(im, path, false, bias,
+                             buf[4] == 2 ? UINT64_MAX : UINT32_MAX)) {
         ok = fail(err, errlen, "out of memory");
     }
     free(buf);
+    return ok;
+}
+
+bool rv_image_add_elf(RVImage *im, const char *path, char *err,
+                      size_t errlen)
+{
+    return add_elf_file(im, path, false, 0, err, errlen);
+}
+
+bool rv_image_add_elf_at(RVImage *im, const char *path, uint64_t base,
+                         char *err, size_t errlen)
+{
+    return add_elf_file(im, path, true, base, err, errlen);
+}
+
+/* --------------------------------------------------------- symbol files */
+
+/* A copy of the n bytes at s, NUL-terminated, kept with the image. */
+static const char *keep_name(RVImage *im, const char *s, size_t n)
+{
+    char *p;
+
+    if (n + 1 > im->names_left) {
+        size_t size = n + 1 > NAME_CHUNK ? n + 1 : NAME_CHUNK;
+        char **tabs = realloc(im->strtabs,
+                              (im->nstrtabs + 1) * sizeof(*tabs));
+
+        if (!tabs) {
+            return NULL;
+        }
+        im->strtabs = tabs;
+        p = malloc(size);
+        if (!p) {
+            return NULL;
+        }
+        tabs[im->nstrtabs++] = p;
+        im->names = p;
+        im->names_left = size;
+    }
+    p = im->names;
+    memcpy(p, s, n);
+    p[n] = '\0';
+    im->names += n + 1;
+    im->names_left -= n + 1;
+    return p;
+}
+
+/* A hex number of 1 to 16 digits, with or without 0x: the whole of s. */
+static bool parse_hex(const char *s, uint64_t *v)
+{
+    size_t n;
+
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        s += 2;
+    }
+    n = strlen(s);
+    if (!n || n > 16 || strspn(s, "0123456789abcdefABCDEF") != n) {
+        return false;
+    }
+    for (*v = 0; *s; s++) {
+        *v = *v << 4 | (*s <= '9' ? *s - '0' : (*s | 0x20) - 'a' + 10);
+    }
+    return true;
+}
+
+/* "[module]" of /proc/kallsyms */
+static bool module_field(const char *s)
+{
+    size_t n = strlen(s);
+
+    return n >= 2 && s[0] == '[' && s[n - 1] == ']';
+}
+
+/*
+ * One line of nm, System.map or /proc/kallsyms, split at blanks: ADDR
+ * TYPE NAME or ADDR SIZE TYPE NAME, and an optional [module].  Returns
+ * false if it is neither.
+ */
+static bool symbol_line(char **f, unsigned n, RVSymbol *sym, char *type)
+{
+    unsigned at;
+
+    if (n < 3 || !parse_hex(f[0], &sym->addr)) {
+        return false;
+    }
+    sym->size = 0;
+    if (strlen(f[1]) == 1 && (n == 3 || (n == 4 && module_field(f[3])))) {
+        at = 1;
+    } else if (n >= 4 && parse_hex(f[1], &sym->size) && strlen(f[2]) == 1 &&
+               (n == 4 || (n == 5 && module_field(f[4])))) {
+        at = 2;
+    } else {
+        return false;
+    }
+    *type = f[at][0];
+    sym->name = f[at + 1];
+    return true;
+}
+
+/*
+ * The next line of f in line (at most SYMBOL_LINE - 1 bytes); *n gets its
+ * length.  Returns 0 at the end of the file, 1 for a line, -1 for a line
+ * that was too long or held a NUL byte (skipped).
+ */
+static int read_line(FILE *f, char *line, size_t *n)
+{
+    bool bad = false;
+    int c;
+
+    *n = 0;
+    while ((c = getc(f)) != EOF && c != '\n') {
+        if (c == '\0' || *n == SYMBOL_LINE - 1) {
+            bad = true;
+        } else {
+            line[(*n)++] = c;
+        }
+    }
+    line[*n] = '\0';
+    if (c == EOF && !*n && !bad) {
+        return 0;
+    }
+    return bad ? -1 : 1;
+}
+
+bool rv_image_add_symbols(RVImage *im, const char *path, uint64_t bias,
+                          size_t *added, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    size_t before = im->nsym, n;
+    bool ok = true;
+    char *line;
+    int got;
+
+    *added = 0;
+    if (!f) {
+        return fail(err, errlen, "%s: %s", path, strerror(errno));
+    }
+    line = malloc(SYMBOL_LINE);
+    if (!line) {
+        fclose(f);
+        return fail(err, errlen, "%s: out of memory", path);
+    }
+    while (ok && (got = read_line(f, line, &n)) != 0) {
+        char *fields[6], *save = NULL, *tok;
+        unsigned nf = 0;
+        RVSymbol sym;
+        char type;
+
+        if (got < 0) {
+            continue;
+        }
+        for (tok = strtok_r(line, " \t\r\v\f", &save); tok && nf < 6;
+             tok = strtok_r(NULL, " \t\r\v\f", &save)) {
+            fields[nf++] = tok;
+        }
+        if (!symbol_line(fields, nf, &sym, &type) || !strchr("tTwW", type) ||
+            !useful_name(sym.name)) {
+            continue;
+        }
+        sym.addr += bias;
+        sym.name = keep_name(im, sym.name, strlen(sym.name));
+        ok = sym.name && reserve_symbols(im, 1);
+        if (ok) {
+            im->sym[im->nsym++] = sym;
+        }
+    }
+    if (ok && ferror(f)) {
+        fail(err, errlen, "%s: read error", path);
+    } else if (!ok) {
+        fail(err, errlen, "%s: out of memory", path);
+    }
+    ok &= !ferror(f);
+    fclose(f);
+    free(line);
+    *added = im->nsym - before;
+    sort_symbols(im);
     return ok;
 }
 
@@ -552,10 +819,10 @@ const RVSymbol *rv_image_symbol_at(const RVImage *im, size_t index)
     return index < im->nsym ? &im->sym[index] : NULL;
 }
 
-const RVSymbol *rv_image_symbol(const RVImage *im, uint64_t addr,
-                                size_t *index, uint64_t *next)
+/* The number of symbols at or before addr. */
+static size_t symbols_upto(const RVImage *im, uint64_t addr)
 {
-    size_t lo = 0, hi = im->nsym, i;
+    size_t lo = 0, hi = im->nsym;
 
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -566,14 +833,37 @@ const RVSymbol *rv_image_symbol(const RVImage *im, uint64_t addr,
             hi = mid;
         }
     }
+    return lo;
+}
+
+/* The first symbol of [from, to] for which size0 is size == 0, or to. */
+static size_t first_of(const RVImage *im, size_t from, size_t to,
+                       bool size0)
+{
+    uint64_t addr = im->sym[to].addr;
+
+    while (from < to) {
+        size_t mid = from + (to - from) / 2;
+
+        if (size0 ? im->sym[mid].size != 0 : im->sym[mid].addr < addr) {
+            from = mid + 1;
+        } else {
+            to = mid;
+        }
+    }
+    return from;
+}
+
+const RVSymbol *rv_image_symbol(const RVImage *im, uint64_t addr,
+                                size_t *index, uint64_t *next)
+{
+    size_t lo = symbols_upto(im, addr), i;
+
     if (!lo) {
         return NULL;
     }
     /* the first of the symbols at that address is the preferred one */
-    i = lo - 1;
-    while (i > 0 && im->sym[i - 1].addr == im->sym[i].addr) {
-        i--;
-    }
+    i = first_of(im, 0, lo - 1, false);
     if (index) {
         *index = i;
     }
@@ -581,6 +871,62 @@ const RVSymbol *rv_image_symbol(const RVImage *im, uint64_t addr,
         *next = lo < im->nsym ? im->sym[lo].addr : UINT64_MAX;
     }
     return &im->sym[i];
+}
+
+const RVSymbol *rv_image_symbol_holding(RVImage *im, uint64_t addr,
+                                        size_t *index, uint64_t *lo,
+                                        uint64_t *hi)
+{
+    const Segment *seg = find_segment(im, addr);
+    size_t n = symbols_upto(im, addr), first, last;
+    const RVSymbol *s;
+    uint64_t from, to;
+
+    *index = im->nsym;
+    if (!seg) {
+        *lo = *hi = addr;
+        return NULL;
+    }
+    /* the answer changes at most at the segment's ends and at symbols */
+    from = seg->addr;
+    to = seg->addr + seg->size;
+    if (n < im->nsym && im->sym[n].addr < to) {
+        to = im->sym[n].addr;
+    }
+    *lo = from;
+    *hi = to;
+    if (!n) {
+        return NULL;
+    }
+    last = n - 1;
+    first = first_of(im, 0, last, false);
+    s = &im->sym[first];
+    if (s->addr > from) {
+        *lo = from = s->addr;
+    }
+    if (s->size) {
+        /* the largest of the symbols at that address */
+        if (addr - s->addr < s->size) {
+            if (s->size < to - s->addr) {
+                *hi = s->addr + s->size;
+            }
+            *index = first;
+            return s;
+        }
+        if (s->addr + s->size > from) {
+            *lo = s->addr + s->size;
+        }
+        if (im->sym[last].size) {
+            return NULL;
+        }
+        first = first_of(im, first, last, true);
+        s = &im->sym[first];
+    }
+    if (s->addr < seg->addr) {
+        return NULL;        /* a label of another segment */
+    }
+    *index = first;
+    return s;
 }
 
 bool rv_image_find_symbol(const RVImage *im, const char *name,
@@ -689,7 +1035,7 @@ const char *rv_image_disasm(const RVImage *im, uint64_t addr)
  * One line of objdump -d --no-show-raw-insn: "  80000000:\tcsrr\tt0,..."
  * The text after the address, tabs turned into spaces.
  */
-static void dis_line(DisasmMap *m, char *line)
+static void dis_line(DisasmMap *m, char *line, uint64_t mask)
 {
     char *p = line, *start;
     uint64_t addr = 0;
@@ -712,7 +1058,7 @@ static void dis_line(DisasmMap *m, char *line)
         }
     }
     if (n) {
-        dis_add(m, addr, p, n);
+        dis_add(m, addr & mask, p, n);
     }
 }
 
@@ -740,6 +1086,10 @@ static bool run_objdump(RVImage *im, const char *objdump,
         argv[n++] = vma;
     } else {
         argv[n++] = "-d";
+        if (f->addr) {
+            snprintf(vma, sizeof(vma), "--adjust-vma=0x%" PRIx64, f->addr);
+            argv[n++] = vma;
+        }
     }
     argv[n++] = f->path;
     argv[n] = NULL;
@@ -767,7 +1117,7 @@ static bool run_objdump(RVImage *im, const char *objdump,
         return false;
     }
     while (fgets(line, sizeof(line), out)) {
-        dis_line(&im->dis, line);
+        dis_line(&im->dis, line, f->mask);
     }
     fclose(out);
     return waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&

@@ -2,11 +2,13 @@
  * Program image for the trace decoder: the code a trace walks through
  *
  * Loadable segments of RISC-V ELF files (ELF32 and ELF64, little endian,
- * parsed here without libelf) and raw binaries at a given address, the
- * ELF symbol tables for symbol+offset, and optionally the disassembly of
- * every instruction (from objdump, read once).  Every length and offset
- * taken from a file is checked: a broken or hostile file is an error,
- * never a crash.
+ * parsed here without libelf; optionally moved, for position-independent
+ * code linked at one address and run at another) and raw binaries at a
+ * given address, the symbols of ELF symbol tables and of text files in
+ * the format of nm, System.map and /proc/kallsyms for symbol+offset, and
+ * optionally the disassembly of every instruction (from objdump, read
+ * once).  Every length and offset taken from a file is checked: a broken
+ * or hostile file is an error or skipped, never a crash.
  *
  * Copyright (c) 2026 The rvpa authors
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -31,6 +33,12 @@ void rv_image_free(RVImage *im);
  */
 bool rv_image_add_elf(RVImage *im, const char *path, char *err,
                       size_t errlen);
+/*
+ * The same, moved so that the lowest PT_LOAD segment starts at base: every
+ * segment and symbol moves by the same bias (modulo the ELF's XLEN).
+ */
+bool rv_image_add_elf_at(RVImage *im, const char *path, uint64_t base,
+                         char *err, size_t errlen);
 /* The same from the file's bytes (name is for messages). */
 bool rv_image_add_elf_data(RVImage *im, const char *name,
                            const uint8_t *data, size_t len, char *err,
@@ -38,6 +46,16 @@ bool rv_image_add_elf_data(RVImage *im, const char *name,
 /* Add a raw binary whose first byte is at addr. */
 bool rv_image_add_raw(RVImage *im, const char *path, uint64_t addr,
                       char *err, size_t errlen);
+/*
+ * Add the text symbols (types t, T, w, W) of a text file in the format
+ * of nm, System.map and /proc/kallsyms: "ADDR TYPE NAME" per line (nm -S
+ * "ADDR SIZE TYPE NAME" too), ADDR and SIZE in hex, an optional trailing
+ * "[module]".  bias is added to every address (modulo 2^64).  Lines that
+ * do not parse (or longer than 4 KiB) are skipped.  *added gets the
+ * number of symbols added.  Returns false if the file cannot be read.
+ */
+bool rv_image_add_symbols(RVImage *im, const char *path, uint64_t bias,
+                          size_t *added, char *err, size_t errlen);
 
 /* XLEN of the first ELF file added (32 or 64), or 0 without one. */
 unsigned rv_image_xlen(const RVImage *im);
@@ -64,6 +82,17 @@ const uint8_t *rv_image_segment(RVImage *im, uint64_t addr, uint64_t *base,
  */
 const RVSymbol *rv_image_symbol(const RVImage *im, uint64_t addr,
                                 size_t *index, uint64_t *next);
+/*
+ * The symbol that holds addr, or NULL: the closest one at or before it
+ * if addr is inside its size, or, for a symbol without a size, if no
+ * other symbol starts in between and the symbol is in the segment that
+ * holds addr (a raw image loaded after an ELF file is not its last
+ * symbol's).  *index gets its position (rv_image_symbols() for none);
+ * every address in [*lo, *hi), which holds addr, has the same answer.
+ */
+const RVSymbol *rv_image_symbol_holding(RVImage *im, uint64_t addr,
+                                        size_t *index, uint64_t *lo,
+                                        uint64_t *hi);
 size_t rv_image_symbols(const RVImage *im);
 const RVSymbol *rv_image_symbol_at(const RVImage *im, size_t index);
 /* The address of a symbol by name; false if there is none. */

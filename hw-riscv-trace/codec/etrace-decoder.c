@@ -104,6 +104,8 @@ struct ETraceDecoder {
     uint64_t pkt_offset;    /* of the packet being decoded */
     uint64_t npackets;
     bool err_now;
+    bool gap_now;           /* this packet's walk left the image */
+    bool gap_open;          /* no instruction since a no-image gap */
     const char *first_error;
     uint64_t first_error_offset, first_error_packet;
 
@@ -188,6 +190,29 @@ static bool error(ETraceDecoder *d, const char *msg)
     }
     d->stats.errors++;
     d->err_now = true;
+    d->synced = false;
+    d->inferred = false;
+    return false;
+}
+
+/*
+ * The walk needs the instruction at addr and no image holds it: the
+ * hart ran code the decoder was not given.  That is a gap, not bad
+ * input: report it (once until an instruction is decoded again) and
+ * wait for the next synchronisation packet.  Returns false like error().
+ */
+static bool no_image(ETraceDecoder *d, uint64_t addr)
+{
+    ETraceDecEvent ev;
+
+    if (!d->gap_open) {
+        event_init(d, &ev, ETRACE_DEC_GAP);
+        ev.gap_reason = ETRACE_GAP_NO_IMAGE;
+        ev.gap_addr = addr;
+        report(d, &ev);
+    }
+    d->gap_open = true;
+    d->gap_now = true;
     d->synced = false;
     d->inferred = false;
     return false;
@@ -298,13 +323,13 @@ static const DecInsn *peek(ETraceDecoder *d, uint64_t addr)
     return di;
 }
 
-/* The instruction at addr, which must be in the image. */
+/* The instruction at addr; NULL after a gap if it is not in the image. */
 static const DecInsn *lookup(ETraceDecoder *d, uint64_t addr)
 {
     const DecInsn *di = peek(d, addr);
 
     if (!di) {
-        error(d, "instruction address outside the program image");
+        no_image(d, addr);
     }
     return di;
 }
@@ -1028,9 +1053,9 @@ static void trap_event(ETraceDecoder *d, const ETracePacket *pkt,
 
 static bool sync_packet(ETraceDecoder *d, const ETracePacket *pkt)
 {
-    bool trap = pkt->subformat == 1;
+    bool trap = pkt->subformat == 1, resync;
     const DecInsn *di;
-    DecInsn at;
+    DecInsn at = { 0 };
     Target t = { 0 };
 
     if (trap && d->p.arch == ETRACE_ARCH_2_0 && !pkt->thaddr) {
@@ -1048,23 +1073,24 @@ static bool sync_packet(ETraceDecoder *d, const ETracePacket *pkt)
     } else {
         t.addr = pkt->address & d->addr_mask;
     }
-    di = lookup(d, t.addr);
-    if (!di) {
-        return false;
+    di = peek(d, t.addr);
+    if (di) {
+        at = *di;   /* the walk may reuse the cache slot */
     }
-    at = *di;   /* the walk may reuse the cache slot */
-    if (at.kind == KIND_NO_RETIRE) {
+    if (di && at.kind == KIND_NO_RETIRE) {
         return error(d, "sync at an instruction that cannot retire");
     }
     if (trap) {
         trap_event(d, pkt, t.addr, true);
     }
     d->context = pkt->context;
-    if (d->synced && !trap) {
+    resync = d->synced && !trap;
+    if (resync) {
         /*
          * A resync or privilege change: follow the path up to it.  After
          * an address without updiscon, a format 3 is for the instruction
-         * that follows it (6.6.2 case 3).
+         * that follows it (6.6.2 case 3).  A path out of the image ends
+         * in a gap where it leaves it; the sync starts afresh.
          */
         t.successor = d->inferred;
         d->inferred = false;
@@ -1075,9 +1101,16 @@ static bool sync_packet(ETraceDecoder *d, const ETracePacket *pkt)
             bq_add_bits(&d->bq, pkt->branch, 1);
         }
         if (!walk(d, &t)) {
-            return false;
+            if (!d->gap_now || !di) {
+                return false;
+            }
+            resync = false;
         }
-    } else {
+    }
+    if (!di) {
+        return no_image(d, t.addr);
+    }
+    if (!resync) {
         bq_clear(&d->bq);
         if (at.kind == KIND_BRANCH) {
             bq_add_bits(&d->bq, pkt->branch, 1);
@@ -1093,6 +1126,7 @@ static bool sync_packet(ETraceDecoder *d, const ETracePacket *pkt)
         emit(d);
     }
     d->synced = true;
+    d->gap_open = false;
     d->last_addr = t.addr;
     sync_reset(d);
     d->bq.sync_first = at.kind == KIND_BRANCH;
@@ -1126,6 +1160,8 @@ static bool support_packet(ETraceDecoder *d, const ETracePacket *pkt)
         d->inferred = false;
     }
     event_init(d, &ev, pkt->enable ? ETRACE_DEC_GAP : ETRACE_DEC_END);
+    ev.gap_reason = pkt->qual_status == ETRACE_QUAL_TRACE_LOST ?
+                    ETRACE_GAP_TRACE_LOST : ETRACE_GAP_QUALIFICATION;
     ev.enable = pkt->enable;
     ev.qual_status = pkt->qual_status;
     ev.options = d->opt;
@@ -1149,6 +1185,7 @@ static bool context_packet(ETraceDecoder *d, const ETracePacket *pkt)
 int etrace_decoder_packet(ETraceDecoder *d, const ETracePacket *pkt)
 {
     d->err_now = false;
+    d->gap_now = false;
     d->walked = 0;
     d->stats.packets[pkt->format & 3]++;
     if (pkt->format == 3) {

@@ -46,6 +46,8 @@ struct NTraceDecoder {
     uint64_t steps_left;        /* instructions this message may follow */
 
     bool err_now;
+    bool gap_now;               /* this message's walk left the image */
+    bool gap_open;              /* no instruction since a no-image gap */
     const char *first_error;
     uint64_t first_error_offset;
     uint64_t first_error_msg;
@@ -91,6 +93,27 @@ static bool error(NTraceDecoder *d, const char *msg)
     return false;
 }
 
+/*
+ * The walk needs the instruction at addr and no image holds it: a gap
+ * (reported once until an instruction is decoded again), not bad input.
+ * Wait for the next sync.  Returns false like error().
+ */
+static bool no_image(NTraceDecoder *d, uint64_t addr)
+{
+    ETraceDecEvent ev;
+
+    if (!d->gap_open) {
+        event_init(d, &ev, ETRACE_DEC_GAP);
+        ev.gap_reason = ETRACE_GAP_NO_IMAGE;
+        ev.gap_addr = addr;
+        report(d, &ev);
+    }
+    d->gap_open = true;
+    d->gap_now = true;
+    d->synced = false;
+    return false;
+}
+
 static void reset_flow(NTraceDecoder *d)
 {
     d->carry = 0;
@@ -130,6 +153,7 @@ static void emit(NTraceDecoder *d, const RISCVInsnClass *c)
     d->stats.instructions++;
     d->last_insn = d->pc;
     d->last_insn_valid = true;
+    d->gap_open = false;
     if (d->cfg.insn) {
         d->cfg.insn(d->cfg.opaque, &e);
     }
@@ -161,8 +185,7 @@ static int64_t walk(NTraceDecoder *d, int64_t units, uint64_t hist,
             return error(d, "a message's instructions never end"), -1;
         }
         if (!fetch(d, d->pc, &insn)) {
-            return error(d, "instruction address outside the program "
-                         "image"), -1;
+            return no_image(d, d->pc), -1;
         }
         if (!riscv_classify_insn(insn, d->cfg.params.xlen, &c)) {
             c.flow = RISCV_FLOW_SEQUENTIAL;
@@ -298,12 +321,16 @@ static bool has_hist(const NTraceMessage *m)
            (m->tcode == NTRACE_TCODE_PROG_TRACE_CORRELATION && m->cdf == 1);
 }
 
-/* ProgTraceSync and the Sync variants: F-ADDR; the state starts again. */
+/*
+ * ProgTraceSync and the Sync variants: F-ADDR; the state starts again.
+ * A walk up to it that leaves the image ends in a gap; the sync follows.
+ */
 static bool on_sync(NTraceDecoder *d, const NTraceMessage *m)
 {
     if (d->synced && (m->icnt || d->carry ||
                       m->tcode != NTRACE_TCODE_PROG_TRACE_SYNC) &&
-        !walk_icnt(d, m, has_hist(m) ? m->hist : 0, end_of(m))) {
+        !walk_icnt(d, m, has_hist(m) ? m->hist : 0, end_of(m)) &&
+        !d->gap_now) {
         return false;
     }
     set_address(d, m->addr << 1);
@@ -388,6 +415,7 @@ static bool on_end(NTraceDecoder *d, const NTraceMessage *m)
     }
     event_init(d, &ev, m->tcode == NTRACE_TCODE_ERROR ? ETRACE_DEC_GAP :
                                                         ETRACE_DEC_END);
+    ev.gap_reason = ETRACE_GAP_TRACE_LOST;
     report(d, &ev);
     d->synced = false;
     d->last_insn_valid = false;
@@ -399,6 +427,7 @@ int ntrace_decoder_message(NTraceDecoder *d, const NTraceMessage *m)
     bool ok = true;
 
     d->err_now = false;
+    d->gap_now = false;
     /* one budget for all the walks of a message (HREPEAT, B-CNT) */
     d->steps_left = d->cfg.max_walk ? d->cfg.max_walk :
                     NTRACE_DEFAULT_MAX_WALK;
@@ -439,7 +468,8 @@ int ntrace_decoder_message(NTraceDecoder *d, const NTraceMessage *m)
         break;
     }
     d->nmsgs++;
-    return ok && !d->err_now ? 0 : -1;
+    /* a gap is no error */
+    return (ok || d->gap_now) && !d->err_now ? 0 : -1;
 }
 
 /* ---------------------------------------------------------------- bytes */

@@ -29,10 +29,23 @@ typedef enum ETraceDecEventType {
     ETRACE_DEC_TRAP,        /* format 3 subformat 1: trap into address */
     ETRACE_DEC_CONTEXT,     /* format 3 subformat 2 (imprecise context) */
     ETRACE_DEC_NOTIFY,      /* address reported on request (trigger[2]) */
-    ETRACE_DEC_GAP,         /* trace lost or qualification ended */
+    ETRACE_DEC_GAP,         /* no instructions for a while: gap_reason */
     ETRACE_DEC_END,         /* encoder disabled: end of trace */
     ETRACE_DEC_ERROR,       /* bad input: the decoder waits for a sync */
 } ETraceDecEventType;
+
+/* Why a GAP leaves instructions out. */
+typedef enum ETraceGapReason {
+    ETRACE_GAP_QUALIFICATION,   /* qualification ended (ended_rep, _upd) */
+    ETRACE_GAP_TRACE_LOST,      /* the encoder lost packets (trace_lost) */
+    /*
+     * The walk needs an instruction at gap_addr and no image holds it
+     * (code the decoder was not given: user space, a vDSO, code written
+     * at run time).  Not bad input: the decoder waits for the next sync,
+     * and the instructions outside the image up to it are one gap.
+     */
+    ETRACE_GAP_NO_IMAGE,
+} ETraceGapReason;
 
 typedef struct ETraceDecEvent {
     ETraceDecEventType type;
@@ -57,7 +70,10 @@ typedef struct ETraceDecEvent {
     uint64_t tvalepc;       /* epc for illegal instruction, else tval */
     uint64_t trap_from;     /* last instruction retired before the trap */
     bool trap_from_valid;
-    /* SUPPORT, GAP, END */
+    /* GAP */
+    ETraceGapReason gap_reason;
+    uint64_t gap_addr;      /* ETRACE_GAP_NO_IMAGE: the address */
+    /* SUPPORT, GAP (but NO_IMAGE), END */
     bool enable;
     ETraceQualStatus qual_status;
     ETraceOptions options;
@@ -67,7 +83,8 @@ typedef struct ETraceDecEvent {
 
 /*
  * Read the 16-bit instruction parcel at addr from the program image.
- * Returns false if addr is not in the image.
+ * Returns false if addr is not in the image: a walk that needs it ends
+ * in an ETRACE_GAP_NO_IMAGE gap.
  */
 typedef bool ETraceReadParcelFn(void *opaque, uint64_t addr,
                                 uint16_t *parcel);
@@ -165,7 +182,8 @@ void etrace_decoder_free(ETraceDecoder *d);
  * Decode len more bytes of the stream.  A packet may be split across
  * calls.  Returns 0, or -1 if an error was found in these bytes (reported
  * through the ERROR event and etrace_decoder_error()); decoding goes on
- * from the next synchronisation packet.  After a framing error (bytes that
+ * from the next synchronisation packet.  A gap (the image ends where the
+ * trace goes on) is no error.  After a framing error (bytes that
  * are not a packet) the decoder cannot find packet boundaries again and
  * ignores the rest of the stream.
  */
