@@ -414,9 +414,13 @@ static unsigned te_encode_blocks(RISCVTraceEncoderState *te,
     if (te->prev_const_rd) {
         n = MIN(n, etrace_packed_len(rec->info));
     }
-    if (te_ntrace(te) || etrace_filter_active(&te->filter) ||
+    if (etrace_filter_active(&te->filter) ||
         trace_event_get_state_backends(TRACE_RISCV_TRACE_ENCODER_BLOCK)) {
         k = te_encode_unpacked(te, rec, n);
+    } else if (te_ntrace(te)) {
+        k = ntrace_encoder_packed(te->nenc, &te->params, rec, n, te->context,
+                                  TE_RECORD_SPECIAL);
+        te_check_lost(te);
     } else {
         k = etrace_encoder_packed(te->enc, rec, n, te->context,
                                   te->ctype, TE_RECORD_SPECIAL);

@@ -890,6 +890,149 @@ static void test_decoder_corpus(void)
     g_test_message("%u inputs", n);
 }
 
+/*
+ * The packed path (ntrace_encoder_packed) makes the bytes the block path
+ * makes of the same records, in every mode, with records of every kind
+ * (traps, runs in HTM, privilege and context changes) and batches cut
+ * anywhere.
+ */
+static uint64_t lcg(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return *s >> 33;
+}
+
+static size_t random_records(ETracePackedBlock *pb, size_t max, bool runs,
+                             uint64_t seed)
+{
+    static const unsigned itypes[] = {
+        RISCV_ITYPE_NONE, RISCV_ITYPE_NOT_TAKEN_BRANCH,
+        RISCV_ITYPE_TAKEN_BRANCH, RISCV_ITYPE_NOT_TAKEN_BRANCH,
+        RISCV_ITYPE_TAKEN_BRANCH, RISCV_ITYPE_OTHER_INFERABLE_JUMP,
+        RISCV_ITYPE_INFERABLE_CALL, RISCV_ITYPE_UNINFERABLE_CALL,
+        RISCV_ITYPE_RETURN, RISCV_ITYPE_OTHER_UNINFERABLE_JUMP,
+        RISCV_ITYPE_TRAP_RETURN,
+    };
+    uint64_t addr = 0x80000000;
+    size_t n = 0;
+
+    while (n + 2 <= max) {
+        unsigned r = lcg(&seed) % 100, half = 1 + lcg(&seed) % 40;
+        unsigned priv = lcg(&seed) % 50 ? 3 : 1;
+
+        if (r < 3) {                        /* a trap, its pair */
+            pb[n].iaddr = addr + 2 * half;
+            pb[n].info = (uint64_t)(r ? 2 : 1) << ETRACE_PB_ITYPE_SHIFT |
+                         (uint64_t)priv << ETRACE_PB_PRIV_SHIFT;
+            pb[n + 1].cause = r ? 7 : 8;
+            pb[n + 1].tval = 0;
+            n += 2;
+            addr = 0x80001000;
+            continue;
+        }
+        if (runs && r < 10) {               /* a run of 2..40 branches */
+            unsigned k = 2 + lcg(&seed) % 39;
+
+            pb[n].iaddr = (lcg(&seed) << 31 | lcg(&seed)) &
+                          ((UINT64_C(1) << k) - 1);
+            pb[n].iaddr |= UINT64_C(1) << k;
+            pb[n].info = ETRACE_PB_RUN | 2 * k |
+                         (uint64_t)k << ETRACE_PB_NINSNS_SHIFT |
+                         (uint64_t)priv << ETRACE_PB_PRIV_SHIFT;
+            n++;
+            continue;
+        }
+        pb[n].iaddr = addr;
+        pb[n].info = ETRACE_PB_PLAIN | half |
+                     (uint64_t)(half / 2 + 1) << ETRACE_PB_NINSNS_SHIFT |
+                     (uint64_t)itypes[lcg(&seed) % G_N_ELEMENTS(itypes)]
+                         << ETRACE_PB_ITYPE_SHIFT |
+                     (lcg(&seed) & 1 ? ETRACE_PB_ILASTSIZE : 0) |
+                     (uint64_t)priv << ETRACE_PB_PRIV_SHIFT;
+        addr += 2 * half + 2 * (lcg(&seed) % 64);
+        n++;
+    }
+    return n;
+}
+
+static GByteArray *encode_records(const NTraceParams *np,
+                                  const NTraceOptions *o,
+                                  const ETracePackedBlock *pb, size_t n,
+                                  bool packed, uint64_t seed)
+{
+    ETraceParams ep;
+    Out out = { g_byte_array_new() };
+    NTraceEncoder *e = ntrace_encoder_new(np, collect, &out);
+
+    etrace_params_default(&ep, np->xlen);
+    ntrace_encoder_start(e, o);
+    for (size_t i = 0; i < n;) {
+        uint64_t context = i / 500;             /* changes now and then */
+
+        if (packed) {
+            /* a trap's pair cut by the chunk's end waits for the next */
+            size_t chunk = 1 + lcg(&seed) % 64;
+
+            size_t took;
+
+            chunk = MIN(MIN(chunk, 500 - i % 500), n - i);
+            took = ntrace_encoder_packed(e, &ep, pb + i, chunk, context, 0);
+
+            i += took ? took : ntrace_encoder_packed(e, &ep, pb + i, 2,
+                                                     context, 0);
+        } else {
+            ETraceBlock b;
+
+            etrace_packed_to_block(&ep, &pb[i], context, 0, &b);
+            ntrace_encoder_block(e, &b);
+            i += etrace_packed_len(pb[i].info);
+        }
+    }
+    ntrace_encoder_stop(e);
+    ntrace_encoder_free(e);
+    return out.bytes;
+}
+
+static void test_packed(void)
+{
+    static const struct {
+        unsigned mode, ir, sync_mode, src_bits;
+        bool repeat, context;
+    } cfg[] = {
+        { NTRACE_MODE_BTM, 0, 0, 0, false, false },
+        { NTRACE_MODE_HTM, 0, 0, 0, false, false },
+        { NTRACE_MODE_HTM, ETRACE_IR_RETURN_STACK, 0, 0, false, false },
+        { NTRACE_MODE_BTM, ETRACE_IR_CALL_COUNTER, 0, 0, true, false },
+        { NTRACE_MODE_HTM, 0, 0, 0, true, true },
+        { NTRACE_MODE_BTM, 0, ETRACE_SYNC_HALFWORDS, 0, false, false },
+        { NTRACE_MODE_HTM, 0, ETRACE_SYNC_PACKETS, 0, false, false },
+        { NTRACE_MODE_BTM, 0, 0, 2, false, true },
+    };
+    enum { N = 20000 };
+    ETracePackedBlock *pb = g_new(ETracePackedBlock, N);
+
+    for (unsigned i = 0; i < G_N_ELEMENTS(cfg); i++) {
+        NTraceParams np = { .xlen = 64, .src_bits = cfg[i].src_bits,
+                            .src_id = cfg[i].src_bits ? 2 : 0 };
+        NTraceOptions o = {
+            .mode = cfg[i].mode, .implicit_return = cfg[i].ir,
+            .repeat = cfg[i].repeat, .context = cfg[i].context,
+            .sync_mode = cfg[i].sync_mode,
+        };
+        size_t n = random_records(pb, N, cfg[i].mode == NTRACE_MODE_HTM,
+                                  i + 1);
+        g_autoptr(GByteArray) slow = encode_records(&np, &o, pb, n, false,
+                                                    i);
+        g_autoptr(GByteArray) fast = encode_records(&np, &o, pb, n, true,
+                                                    i);
+
+        g_test_message("configuration %u: %u bytes", i, slow->len);
+        g_assert_cmpuint(slow->len, >, n / 8);
+        g_assert_cmpmem(fast->data, fast->len, slow->data, slow->len);
+    }
+    g_free(pb);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -911,6 +1054,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ntrace/encoder/repeat", test_repeat);
     g_test_add_func("/ntrace/encoder/runs", test_runs);
     g_test_add_func("/ntrace/encoder/runs-bulk", test_runs_bulk);
+    g_test_add_func("/ntrace/encoder/packed", test_packed);
     g_test_add_func("/ntrace/decoder/bounds", test_decoder_bounds);
     g_test_add_func("/ntrace/decoder/gap-no-image",
                     test_decoder_gap_no_image);

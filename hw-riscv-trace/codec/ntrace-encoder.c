@@ -665,6 +665,104 @@ void ntrace_encoder_block(NTraceEncoder *e, const ETraceBlock *b)
     }
 }
 
+/* ------------------------------------------------------ packed records */
+
+static inline unsigned pb_field(uint64_t info, unsigned shift, unsigned len)
+{
+    return (info >> shift) & ((1u << len) - 1);
+}
+
+/*
+ * A quiet block: traced since the last sync, in the privilege and
+ * context the decoder knows, after nothing but a DirectBranch that BTM
+ * packs directly, and ending with an instruction that asks for no
+ * message of its own but a taken branch's (none, a branch, an inferable
+ * jump that is no call).
+ */
+static inline bool quiet_packed(const NTraceEncoder *e, uint64_t info,
+                                unsigned priv_mask, uint64_t context)
+{
+    unsigned itype = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4);
+
+    return (info & (ETRACE_PB_PLAIN | ETRACE_PB_RUN)) == ETRACE_PB_PLAIN &&
+           pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16) && e->synced &&
+           (pb_field(info, ETRACE_PB_PRIV_SHIFT, 3) & priv_mask) == e->priv &&
+           context == e->context && !e->sync_due &&
+           (e->pending == NTRACE_PENDING_NONE ||
+            (e->pending == NTRACE_PENDING_DIRECT && !e->o.repeat &&
+             !e->p.src_bits)) &&
+           (itype == RISCV_ITYPE_NONE ||
+            itype == RISCV_ITYPE_NOT_TAKEN_BRANCH ||
+            itype == RISCV_ITYPE_TAKEN_BRANCH ||
+            itype == RISCV_ITYPE_OTHER_INFERABLE_JUMP);
+}
+
+/* account() of a quiet block, from its info word. */
+static inline void take_quiet(NTraceEncoder *e, uint64_t iaddr,
+                              uint64_t info)
+{
+    unsigned itype = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4);
+    uint32_t iretire = pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16);
+    ETraceBlock units = {
+        .iretire = iretire,
+        .ninsns = pb_field(info, ETRACE_PB_NINSNS_SHIFT, 16),
+    };
+
+    if (e->pending == NTRACE_PENDING_DIRECT) {
+        emit_direct_branch(e, e->icnt);
+        e->icnt = 0;
+        e->pending = NTRACE_PENDING_NONE;
+    }
+    add_icnt(e, iretire);
+    e->last_len = info & ETRACE_PB_ILASTSIZE ? 4 : 2;
+    e->last_insn = (iaddr + 2 * (uint64_t)iretire - e->last_len) &
+                   e->addr_mask;
+    e->last_valid = true;
+    count_units(e, &units);
+    if (itype == RISCV_ITYPE_NOT_TAKEN_BRANCH ||
+        itype == RISCV_ITYPE_TAKEN_BRANCH) {
+        bool taken = itype == RISCV_ITYPE_TAKEN_BRANCH;
+
+        if (htm(e)) {
+            add_branch(e, taken);
+        } else if (taken) {
+            e->pending = NTRACE_PENDING_DIRECT;
+        }
+    }
+    if (e->o.sync_mode != ETRACE_SYNC_OFF &&
+        e->sync_units >> (e->o.sync_max + 4)) {
+        e->sync_due = true;
+    }
+}
+
+size_t ntrace_encoder_packed(NTraceEncoder *e, const ETraceParams *ep,
+                             const ETracePackedBlock *pb, size_t n,
+                             uint64_t context, uint64_t stop_mask)
+{
+    unsigned priv_mask = (1u << (ep->privilege_width_p < 3 ?
+                                 ep->privilege_width_p : 3)) - 1;
+
+    for (size_t i = 0; i < n; i++) {
+        uint64_t info = pb[i].info;
+        ETraceBlock b;
+
+        if (i && (info & stop_mask)) {
+            return i;
+        }
+        if (e->tracing && quiet_packed(e, info, priv_mask, context)) {
+            take_quiet(e, pb[i].iaddr, info);
+            continue;
+        }
+        if (i + etrace_packed_len(info) > n) {
+            return i;   /* the trap's second entry is not here */
+        }
+        etrace_packed_to_block(ep, &pb[i], context, 0, &b);
+        ntrace_encoder_block(e, &b);
+        i += etrace_packed_len(info) - 1;
+    }
+    return n;
+}
+
 NTraceEncoder *ntrace_encoder_new(const NTraceParams *p, NTraceEmitFn *emit,
                                   void *opaque)
 {

@@ -231,6 +231,17 @@ void ntrace_encoder_start(NTraceEncoder *e, const NTraceOptions *o);
  * in HTM; in BTM it is a loss (ntrace_encoder_lost).
  */
 void ntrace_encoder_block(NTraceEncoder *e, const ETraceBlock *b);
+/*
+ * Feed records in the packed form of etrace-record.h (ep: the widths
+ * their fields are cut to; context: every block's), without filters: the
+ * commonest blocks are taken from their info word, the others unpacked
+ * for ntrace_encoder_block().  Stops before a record (but the first) with
+ * a bit of stop_mask and before a trap whose second entry is not among
+ * the n; returns how many records it took.
+ */
+size_t ntrace_encoder_packed(NTraceEncoder *e, const ETraceParams *ep,
+                             const ETracePackedBlock *pb, size_t n,
+                             uint64_t context, uint64_t stop_mask);
 /* End of tracing: ProgTraceCorrelation if anything is unreported. */
 void ntrace_encoder_stop(NTraceEncoder *e);
 /* The sink dropped messages: Error, then a sync (SYNC 7). */
