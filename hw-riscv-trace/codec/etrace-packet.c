@@ -600,25 +600,6 @@ static const uint8_t f1_map_width[32] = {
     31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31,
 };
 
-/* A constant for the compiler: true on little-endian hosts. */
-static inline bool host_is_little_endian(void)
-{
-    const uint16_t one = 1;
-    uint8_t first;
-
-    memcpy(&first, &one, 1);
-    return first == 1;
-}
-
-/* v, least significant byte first, in one store. */
-static inline void store_le64(uint8_t *dst, uint64_t v)
-{
-    if (!host_is_little_endian()) {
-        v = __builtin_bswap64(v);
-    }
-    memcpy(dst, &v, sizeof(v));
-}
-
 /* Position of the highest set bit of x != 0. */
 static unsigned top_bit(uint64_t x)
 {
@@ -644,9 +625,9 @@ static inline size_t put_payload(const ETracePacker *pk, unsigned bits,
      * their bytes from one store each, which a load that spans several
      * narrower stores can not (it waits for them to reach the cache).
      */
-    store_le64(buf, head | lo << shift);
-    store_le64(buf + 8, lo >> (64 - shift) | hi << shift);
-    store_le64(buf + 16, hi >> (64 - shift));
+    etrace_store_le64(buf, head | lo << shift);
+    etrace_store_le64(buf + 8, lo >> (64 - shift) | hi << shift);
+    etrace_store_le64(buf + 16, hi >> (64 - shift));
     return header + bytes;
 }
 

@@ -209,21 +209,27 @@ static void send_sync(NTraceEncoder *e, uint64_t addr, const ETraceBlock *b)
 
 /*
  * BTM's DirectBranch without SRC: TCODE's byte and I-CNT's, six bits
- * each (the bytes ntrace_message_pack() makes).
+ * each (the bytes ntrace_message_pack() makes), in one store.
  */
 static void emit_direct_branch(NTraceEncoder *e, uint64_t icnt)
 {
     uint8_t buf[NTRACE_MAX_MESSAGE];
-    size_t n = 0;
+    uint64_t v = NTRACE_TCODE_DIRECT_BRANCH << 2;
+    size_t n = 1;
 
+    /* I-CNT (add_icnt() keeps it in NTRACE_ICNT_MAX) fits in 7 bytes */
+    _Static_assert(NTRACE_MAX_MESSAGE >= 8 &&
+                   (uint64_t)NTRACE_ICNT_MAX >> (7 * NTRACE_MDO_BITS) == 0,
+                   "a DirectBranch in one 64-bit store");
     flush_repeats(e);
     e->last_branch.tcode = 0;
-    buf[n++] = NTRACE_TCODE_DIRECT_BRANCH << 2;
     do {
-        buf[n++] = (icnt & 0x3f) << 2;
+        v |= (icnt & 0x3f) << (8 * n + 2);
         icnt >>= NTRACE_MDO_BITS;
+        n++;
     } while (icnt);
-    buf[n - 1] |= NTRACE_MSEO_END_MESSAGE;
+    v |= (uint64_t)NTRACE_MSEO_END_MESSAGE << (8 * (n - 1));
+    etrace_store_le64(buf, v);
     e->stats.messages++;
     e->stats.bytes += n;
     if (e->o.sync_mode == ETRACE_SYNC_PACKETS) {
