@@ -679,62 +679,41 @@ static inline unsigned pb_field(uint64_t info, unsigned shift, unsigned len)
 }
 
 /*
- * A quiet block: traced since the last sync, in the privilege and
- * context the decoder knows, after nothing but a DirectBranch that BTM
- * packs directly, and ending with an instruction that asks for no
- * message of its own but a taken branch's (none, a branch, an inferable
- * jump that is no call).
+ * A quiet block: a plain one (no trap, no run), traced since the last
+ * sync, in the privilege and context the decoder knows, so that of
+ * ntrace_encoder_block() only the pending message and account() apply.
  */
 static inline bool quiet_packed(const NTraceEncoder *e, uint64_t info,
                                 unsigned priv_mask, uint64_t context)
 {
-    unsigned itype = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4);
-
     return (info & (ETRACE_PB_PLAIN | ETRACE_PB_RUN)) == ETRACE_PB_PLAIN &&
            pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16) && e->synced &&
            (pb_field(info, ETRACE_PB_PRIV_SHIFT, 3) & priv_mask) == e->priv &&
-           context == e->context && !e->sync_due &&
-           (e->pending == NTRACE_PENDING_NONE ||
-            (e->pending == NTRACE_PENDING_DIRECT && !e->o.repeat &&
-             !e->p.src_bits)) &&
-           (itype == RISCV_ITYPE_NONE ||
-            itype == RISCV_ITYPE_NOT_TAKEN_BRANCH ||
-            itype == RISCV_ITYPE_TAKEN_BRANCH ||
-            itype == RISCV_ITYPE_OTHER_INFERABLE_JUMP);
+           context == e->context;
 }
 
-/* account() of a quiet block, from its info word. */
+/* ntrace_encoder_block() of a quiet block, with the fields it uses. */
 static inline void take_quiet(NTraceEncoder *e, uint64_t iaddr,
                               uint64_t info)
 {
-    unsigned itype = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4);
-    uint32_t iretire = pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16);
-    ETraceBlock units = {
-        .iretire = iretire,
+    ETraceBlock b = {
+        .iaddr = iaddr & e->addr_mask,
+        .iretire = pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16),
         .ninsns = pb_field(info, ETRACE_PB_NINSNS_SHIFT, 16),
+        .ilastsize = pb_field(info, ETRACE_PB_ILASTSIZE_SHIFT, 1),
+        .itype = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4),
     };
 
-    if (e->pending == NTRACE_PENDING_DIRECT) {
+    if (e->pending == NTRACE_PENDING_DIRECT && !e->sync_due &&
+        !e->o.repeat && !e->p.src_bits) {
+        /* BTM's commonest message, inline (send_message_for() is not) */
         emit_direct_branch(e, e->icnt);
         e->icnt = 0;
         e->pending = NTRACE_PENDING_NONE;
+    } else {
+        send_pending(e, b.iaddr);
     }
-    add_icnt(e, iretire);
-    e->last_len = info & ETRACE_PB_ILASTSIZE ? 4 : 2;
-    e->last_insn = (iaddr + 2 * (uint64_t)iretire - e->last_len) &
-                   e->addr_mask;
-    e->last_valid = true;
-    count_units(e, &units);
-    if (itype == RISCV_ITYPE_NOT_TAKEN_BRANCH ||
-        itype == RISCV_ITYPE_TAKEN_BRANCH) {
-        bool taken = itype == RISCV_ITYPE_TAKEN_BRANCH;
-
-        if (htm(e)) {
-            add_branch(e, taken);
-        } else if (taken) {
-            e->pending = NTRACE_PENDING_DIRECT;
-        }
-    }
+    account(e, &b);
     if (e->o.sync_mode != ETRACE_SYNC_OFF &&
         e->sync_units >> (e->o.sync_max + 4)) {
         e->sync_due = true;
