@@ -271,11 +271,17 @@ static const RVSymbol *symbol_of(Ctx *c, uint64_t addr, size_t *index)
     return rv_image_symbol_at(c->image, c->sym_cur);
 }
 
-/* The index of the symbol holding addr (rv_image_symbols(): none). */
-static size_t symbol_index(Ctx *c, uint64_t addr)
+/*
+ * The index of the symbol holding addr (rv_image_symbols(): none): once
+ * per instruction in the summary, so the cached range is tested here.
+ */
+static inline size_t symbol_index(Ctx *c, uint64_t addr)
 {
     size_t sym;
 
+    if (likely(c->sym_valid && addr >= c->sym_lo && addr < c->sym_hi)) {
+        return c->sym_cur;
+    }
     symbol_of(c, addr, &sym);
     return sym;
 }
