@@ -345,8 +345,9 @@ fi
         mname=${m%%|*}
         printf '%-28s' "$mname"
         for wl in "${workloads[@]}"; do
-            printf '  %-10s' "$(awk -F, -v m="\"$mname\"" -v w="${wl%%:*}" \
-                '$1 == m && $2 == w { print $5 }' "$bits")"
+            # mode names hold commas: the mode is the quoted prefix
+            printf '  %-10s' "$(awk -F, -v m="\"$mname\"," -v w="${wl%%:*}" \
+                'index($0, m) == 1 && $(NF - 3) == w { print $NF }' "$bits")"
         done
         echo
     done

@@ -98,3 +98,41 @@ EOF
 done
 [ $failed = 0 ] || die "the reference decoder disagreed on some cases"
 info "NexRv decodes every case to the same instructions"
+
+# name append NexRv -enco options (no periodic sync on either side)
+enco_cases=(
+    "BTM trace=0_ntrace=3 -nobhm"
+    "HTM trace=0_ntrace=6"
+    "HTM,call-stack trace=200_ntrace=6 -cs 32"
+    "HTM,call-stack,repeat trace=456_ntrace=6 -cs 32 -rpt 3"
+    "HTM,repeat trace=256_ntrace=6 -rpt 3"
+    "BTM,repeat trace=256_ntrace=3 -nobhm -rpt 3"
+)
+elf=$elfs/e2e-workloads-rv64.elf
+printf '%-24s %12s %12s %12s\n' mode instructions "this QEMU" "NexRv -enco"
+for c in "${enco_cases[@]}"; do
+    read -r name append opts <<< "$c"
+    dir=$work/enco-$name
+    python3 "$RVPA_ROOT/tests-e2e/run-e2e.py" --qemu "$qemu" \
+        --plugin "$plugin" --decoder "$decoder" --elf "$elf" --cpu rv64 \
+        --append "work=coremark iters=4 syncmode=0 ${append//_/ }" \
+        --workdir "$dir" --keep --compare-arg=--segments=1 \
+        > "$work/enco-$name.log" 2>&1 ||
+        die "$name: the e2e run failed ($(tail -1 "$work/enco-$name.log"))"
+    "$objdump" -d "$elf" > "$dir/objdump.txt"
+    "$work/NexRv" -conv -objd "$dir/objdump.txt" -pcinfo "$dir/pcinfo.txt" \
+        > /dev/null
+    # shellcheck disable=SC2046
+    "$work/NexRv" -deco "$dir/trace-hart0.bin" -pcinfo "$dir/pcinfo.txt" \
+        -pcout "$dir/ref.txt" $(grep -o -- '-cs [0-9]*' <<< "$opts") -none \
+        > /dev/null 2>&1 || true
+    "$work/NexRv" -conv -pcinfo "$dir/pcinfo.txt" -pconly "$dir/ref.txt" \
+        -pcseq "$dir/pcseq.txt" > /dev/null
+    # shellcheck disable=SC2086
+    "$work/NexRv" -enco "$dir/pcseq.txt" -nex "$dir/ref.nex" $opts -stat \
+        > "$dir/enco.txt" 2>&1 || die "$name: NexRv -enco failed"
+    n=$(grep -c '^0x' "$dir/ref.txt")
+    printf '%-24s %12d %12.3f %12.3f\n' "$name" "$n" \
+        "$(echo "8 * $(stat -c %s "$dir/trace-hart0.bin") / $n" | bc -l)" \
+        "$(echo "8 * $(stat -c %s "$dir/ref.nex") / $n" | bc -l)"
+done

@@ -609,6 +609,44 @@ static void test_repeat_thirty(void)
     run_free(&r);
 }
 
+static uint64_t lcg(uint64_t *s);
+
+/*
+ * After the loop of 30 ends, HIST fills to 31 outcomes again: a shorter
+ * one only pays while it repeats (the reference encoder does the same).
+ */
+static void test_repeat_thirty_ends(void)
+{
+    NTraceOptions o = { .mode = NTRACE_MODE_HTM, .repeat = true };
+    const uint32_t loop = 0x1ef32a57 & 0x3fffffff;  /* oldest in bit 29 */
+    uint64_t seed = 12345;
+    unsigned full31 = 0;
+    Run r = {};
+
+    run_begin(&r, &o);
+    for (int i = 0; i < 120 + 124; i++) {
+        bool taken = i < 120 ? loop >> (29 - i % 30) & 1 : lcg(&seed) & 1;
+
+        feed(&r, blk(0x3000, 2, taken ? RISCV_ITYPE_TAKEN_BRANCH :
+                                   RISCV_ITYPE_NOT_TAKEN_BRANCH, true));
+    }
+    feed(&r, blk(0x3000, 2, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true));
+    feed(&r, blk(0x4000, 2, RISCV_ITYPE_NONE, true));
+    run_end(&r);
+
+    g_assert_cmpuint(msg(&r, 1)->rcode, ==, NTRACE_RCODE_HIST_REPEAT);
+    g_assert_cmpuint(msg(&r, 1)->hrepeat, ==, 4);
+    for (unsigned i = 2; i < r.msgs->len; i++) {
+        if (msg(&r, i)->tcode == NTRACE_TCODE_RESOURCE_FULL) {
+            g_assert_cmpuint(msg(&r, i)->rcode, ==, NTRACE_RCODE_HIST);
+            g_assert_cmphex(msg(&r, i)->rdata >> NTRACE_HIST_BITS, ==, 1);
+            full31++;
+        }
+    }
+    g_assert_cmpuint(full31, ==, 4);    /* 124 outcomes: 4 of 31 */
+    run_free(&r);
+}
+
 /* Runs of branch blocks: their outcomes and half-words in HTM only. */
 static void test_runs(void)
 {
@@ -1061,5 +1099,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ntrace/decoder/corpus", test_decoder_corpus);
     g_test_add_func("/ntrace/encoder/repeat-period", test_repeat_period);
     g_test_add_func("/ntrace/encoder/repeat-thirty", test_repeat_thirty);
+    g_test_add_func("/ntrace/encoder/repeat-thirty-ends",
+                    test_repeat_thirty_ends);
     return g_test_run();
 }

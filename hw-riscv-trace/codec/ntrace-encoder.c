@@ -424,7 +424,11 @@ static void repeat_hist(NTraceEncoder *e)
     flush_repeats(e);
     e->last_branch.tcode = 0;
     if (e->hist_len != NTRACE_HIST_BITS) {
-        start_repeat(e, e->hist_len, e->hist_len);
+        /*
+         * The loop's pattern ended: a shorter HIST only pays while it
+         * repeats, so these outcomes start one of 31 (nothing is sent)
+         */
+        e->hist_len = NTRACE_HIST_BITS;
         return;
     }
     len = periodic_tail(h, &tail);
