@@ -246,6 +246,35 @@ def check_full_speed(decoded, min_insns):
     return waits > 0 and insns >= min_insns and errors == 0
 
 
+SOURCE_PREFIX = re.compile(r'^(# )?\[([0-9a-f]+)\] ')
+
+
+def decode_all_sources(args, src_bits):
+    """
+    One decode of every source of a multi-hart stream: each hart's lines
+    (by their "[ID] " prefix, in stream order) must be what decoding that
+    source alone gives.
+    """
+    decode(args, 'trace.bin', 'decoded-all.txt', ['--src-bits', str(src_bits)])
+    per = {}
+    with open('decoded-all.txt') as f:
+        for line in f:
+            m = SOURCE_PREFIX.match(line)
+            if m:
+                per.setdefault(int(m.group(2), 16), []).append(line)
+    ok = True
+    for hart in range(args.smp):
+        decode(args, 'trace.bin', 'decoded-one.txt',
+               ['--src-bits', str(src_bits), '--src', str(hart)])
+        with open('decoded-one.txt') as f:
+            alone = [line for line in f if SOURCE_PREFIX.match(line)]
+        same = per.get(hart, []) == alone
+        log('all sources at once: hart %d, %d lines, %s' %
+            (hart, len(alone), 'as alone' if same else 'DIFFERENT'))
+        ok &= same and len(alone) > 0
+    return ok
+
+
 def run_test(args):
     ok = True
     if args.capture == 'pib':
@@ -253,6 +282,8 @@ def run_test(args):
     serial = run_migrated(args) if args.migrate_after else run_guest(args)
     if args.capture == 'pib':
         src_bits = (args.smp - 1).bit_length()
+        if args.smp > 1:
+            ok &= decode_all_sources(args, src_bits)
         for hart in range(args.smp):
             out = 'decoded-hart%d.txt' % hart
             decode(args, 'trace.bin', out, ['--src-bits', str(src_bits),

@@ -58,8 +58,10 @@ typedef struct Source {
     uint64_t insns, branches, taken, exceptions, interrupts;
     uint64_t syncs, gaps, gaps_no_image, errors;
     uint64_t priv_insns[8];     /* instructions per privilege */
+    bool priv_known;        /* N-trace: an Ownership message said it */
     bool prev_branch;
     uint64_t prev_next;     /* address after the previous instruction */
+    NTraceDecoder *ndec;    /* N-trace: this source's decoder */
 } Source;
 
 typedef struct Output {
@@ -99,7 +101,6 @@ struct Ctx {
     bool stop;
     ETraceDeframer *deframer;
     ETraceDemux *demux;     /* a decoder per source */
-    NTraceDecoder *ndec;    /* N-trace: the one source's decoder */
     Output out;
     uint64_t *sym_count;    /* summary: per symbol, + 1 for "no symbol" */
     /*
@@ -653,6 +654,9 @@ static void on_event(void *opaque, const ETraceDecEvent *ev)
     case ETRACE_DEC_SYNC:
         s->syncs++;
         break;
+    case ETRACE_DEC_CONTEXT:
+        s->priv_known = true;
+        break;
     case ETRACE_DEC_GAP:
         if (ev->gap_reason == ETRACE_GAP_NO_IMAGE) {
             s->gaps_no_image++;
@@ -954,13 +958,9 @@ static void check_input_read(Ctx *c, Input *in)
 }
 
 /* The whole stream through the deframer, READ_CHUNK bytes at a time. */
-/*
- * N-trace: one decoder, of the first --src (default 0); messages of
- * other sources are counted, not decoded.
- */
-static void decode_ntrace(Ctx *c, Input *in)
+/* N-trace: a source and its decoder, which skips other sources. */
+static bool ntrace_source(Ctx *c, unsigned id)
 {
-    unsigned id = c->nsrc_filter ? c->src_filter[0] : 0;
     NTraceDecoderConfig cfg = {
         .params = {
             .xlen = c->params.iaddress_width_p,
@@ -971,38 +971,90 @@ static void decode_ntrace(Ctx *c, Input *in)
         .read_parcel = read_parcel, .insn = on_insn, .event = on_event,
         .max_walk = c->max_walk,
     };
-    uint8_t *buf = malloc(READ_CHUNK);
-    Source *s = calloc(1, sizeof(*s));
-    NTraceDecStats st;
-    size_t got;
+    Source *s;
 
     if (id >> c->params.src_bits) {
         fprintf(stderr, "rvtrace-decode: --src %u does not fit --src-bits\n",
                 id);
         exit(EXIT_USAGE);
     }
-    if (s) {
-        s->ctx = c;
-        s->id = id;
-        c->src[id] = s;
-        c->nsrc_seen = 1;
-        cfg.opaque = s;
-        c->ndec = ntrace_decoder_new(&cfg);
+    if (c->src[id]) {
+        return true;            /* named twice */
     }
-    if (!buf || !c->ndec) {
+    s = calloc(1, sizeof(*s));
+    if (!s) {
+        return false;
+    }
+    s->ctx = c;
+    s->id = id;
+    cfg.opaque = s;
+    s->ndec = ntrace_decoder_new(&cfg);
+    c->src[id] = s;
+    c->nsrc_seen++;
+    return s->ndec != NULL;
+}
+
+/*
+ * N-trace: a decoder per source (those of --src, else every SRC that
+ * --src-bits and --max-sources allow), each given every message in
+ * stream order, so that the sources' lines interleave as their messages
+ * do.  Sources without a message are dropped afterwards.
+ */
+static void decode_ntrace(Ctx *c, Input *in)
+{
+    unsigned all = 1u << c->params.src_bits;
+    unsigned n = c->nsrc_filter ? c->nsrc_filter :
+                 all < c->max_sources ? all : c->max_sources;
+    uint8_t *buf = malloc(READ_CHUNK);
+    bool ok = buf != NULL;
+    size_t got;
+
+    for (unsigned i = 0; i < n; i++) {
+        ok &= ntrace_source(c, c->nsrc_filter ? c->src_filter[i] : i);
+    }
+    if (!ok) {
         fprintf(stderr, "rvtrace-decode: out of memory\n");
         exit(EXIT_USAGE);
     }
     while (!c->stop && (got = input_read(c, in, buf, READ_CHUNK)) > 0) {
-        ntrace_decoder_feed(c->ndec, buf, got);
+        size_t start = 0;
+
+        for (size_t i = 0; i < got && !c->stop; i++) {
+            if ((buf[i] & 3) != NTRACE_MSEO_END_MESSAGE && i + 1 < got) {
+                continue;
+            }
+            for (unsigned id = 0; id < (1u << c->params.src_bits); id++) {
+                if (c->src[id]) {
+                    ntrace_decoder_feed(c->src[id]->ndec, buf + start,
+                                        i + 1 - start);
+                }
+            }
+            start = i + 1;
+        }
     }
-    if (!c->stop) {
-        ntrace_decoder_finish(c->ndec);
+    c->nsrc_seen = 0;
+    for (unsigned id = 0; id < (1u << c->params.src_bits); id++) {
+        Source *s = c->src[id];
+        NTraceDecStats st;
+
+        if (!s) {
+            continue;
+        }
+        if (!c->stop) {
+            ntrace_decoder_finish(s->ndec);
+        }
+        ntrace_decoder_stats(s->ndec, &st);
+        c->offset = st.bytes;
+        c->skipped_bytes = st.skipped;
+        c->packets += st.messages;
+        if (st.messages || c->nsrc_filter) {
+            c->nsrc_seen++;
+        } else {
+            ntrace_decoder_free(s->ndec);
+            free(s);
+            c->src[id] = NULL;
+        }
     }
-    ntrace_decoder_stats(c->ndec, &st);
-    c->offset = st.bytes;
-    c->packets = st.messages;
-    c->skipped_bytes = st.skipped;
     free(buf);
     check_input_read(c, in);
 }
@@ -1069,6 +1121,7 @@ typedef struct Totals {
     uint64_t insns, branches, taken, exceptions, interrupts;
     uint64_t syncs, gaps, gaps_no_image, errors;
     uint64_t priv_insns[8];
+    bool priv_unknown;      /* N-trace without Ownership messages */
 } Totals;
 
 static void add_source(Totals *t, const Source *s)
@@ -1078,7 +1131,7 @@ static void add_source(Totals *t, const Source *s)
     if (s->ctx->ntrace) {
         NTraceDecStats nst;
 
-        ntrace_decoder_stats(s->ctx->ndec, &nst);
+        ntrace_decoder_stats(s->ndec, &nst);
         st.instructions = nst.instructions;
         t->messages += nst.messages;
     } else {
@@ -1105,6 +1158,7 @@ static void add_source(Totals *t, const Source *s)
     for (unsigned i = 0; i < 8; i++) {
         t->priv_insns[i] += s->priv_insns[i];
     }
+    t->priv_unknown |= s->ctx->ntrace && !s->priv_known;
 }
 
 /* "M 120, S 30, U 5": M, S and U always, the others if they occur. */
@@ -1113,6 +1167,11 @@ static void print_privileges(Output *o, const char *indent, const Totals *t)
     static const unsigned order[] = { 3, 1, 0, 5, 4, 2, 6, 7 };
 
     out_printf(o, "%sprivilege            ", indent);
+    if (t->priv_unknown) {
+        /* N-trace says it only in Ownership (trTeContext) */
+        out_printf(o, "not traced (no Ownership message)\n");
+        return;
+    }
     for (unsigned i = 0; i < ARRAY_SIZE(order); i++) {
         unsigned p = order[i];
 
@@ -1260,8 +1319,8 @@ static const char usage_text[] =
 "    image; that is no error.  Bad input stops it (or, with -k, it goes\n"
 "    on from the next sync).  Memory use does not depend on the trace\n"
 "    length.\n"
-"    With --format ntrace the bytes are N-trace 1.0 messages (MDO/MSEO)\n"
-"    of one source (the first --src, default 0).\n"
+"    With --format ntrace the bytes are N-trace 1.0 messages (MDO/MSEO),\n"
+"    of every source (SRC, --src-bits wide) or those of --src.\n"
 "\n"
 "  Program image\n"
 "    -e, --elf FILE[@ADDR] a guest ELF file (ELF32 or ELF64): its PT_LOAD\n"
@@ -1940,8 +1999,10 @@ static const char *parse_args(Ctx *c, int argc, char **argv)
 static void free_all(Ctx *c)
 {
     etrace_demux_free(c->demux);
-    ntrace_decoder_free(c->ndec);
     for (unsigned i = 0; c->src && i < (1u << c->params.src_bits); i++) {
+        if (c->src[i]) {
+            ntrace_decoder_free(c->src[i]->ndec);
+        }
         free(c->src[i]);
     }
     free(c->src);
