@@ -31,6 +31,7 @@ BUILD_ONLY_OVERLAY=(
 HOST_ONLY_FILES=(
     "hw-riscv-trace/codec/etrace-decoder.c"
     "hw-riscv-trace/codec/include/etrace-decoder.h"
+    "hw-riscv-trace/codec/include/etrace-dec-report.h"
     "hw-riscv-trace/codec/etrace-deframe.c"
     "hw-riscv-trace/codec/include/etrace-deframe.h"
     "hw-riscv-trace/codec/etrace-demux.c"

@@ -16,6 +16,7 @@
 #include "qemu/osdep.h"
 #include "target/riscv/insn_class.h"
 #include "etrace-decoder.h"
+#include "etrace-dec-report.h"
 #include "etrace-deframe.h"
 #include "etrace-model.h"
 
@@ -101,13 +102,7 @@ struct ETraceDecoder {
 
     /* stream */
     ETraceDeframer *deframer;   /* created by the first etrace_decoder_feed */
-    uint64_t pkt_offset;    /* of the packet being decoded */
-    uint64_t npackets;
-    bool err_now;
-    bool gap_now;           /* this packet's walk left the image */
-    bool gap_open;          /* no instruction since a no-image gap */
-    const char *first_error;
-    uint64_t first_error_offset, first_error_packet;
+    ETraceDecReport rep;    /* the packet being decoded, events */
 
     /* instruction flow */
     bool synced;
@@ -154,22 +149,14 @@ static uint64_t sext(uint64_t v, unsigned bits)
 
 static void report(ETraceDecoder *d, ETraceDecEvent *ev)
 {
-    if (d->cfg.event) {
-        d->cfg.event(d->cfg.opaque, ev);
-    }
+    etrace_dec_report(&d->rep, ev);
 }
 
 static void event_init(ETraceDecoder *d, ETraceDecEvent *ev,
                        ETraceDecEventType type)
 {
-    memset(ev, 0, sizeof(*ev));
-    ev->type = type;
-    ev->offset = d->pkt_offset;
-    ev->packet = d->npackets;
-    ev->privilege = d->priv;
-    ev->context = d->context;
-    ev->address = d->pc;
-    ev->last_valid = d->have_pc;
+    etrace_dec_event_init(&d->rep, ev, type, d->priv, d->context, d->pc,
+                          d->have_pc);
 }
 
 /*
@@ -181,38 +168,24 @@ static bool error(ETraceDecoder *d, const char *msg)
     ETraceDecEvent ev;
 
     event_init(d, &ev, ETRACE_DEC_ERROR);
-    ev.error = msg;
-    report(d, &ev);
-    if (!d->first_error) {
-        d->first_error = msg;
-        d->first_error_offset = d->pkt_offset;
-        d->first_error_packet = d->npackets;
-    }
+    etrace_dec_error(&d->rep, &ev, msg);
     d->stats.errors++;
-    d->err_now = true;
     d->synced = false;
     d->inferred = false;
     return false;
 }
 
 /*
- * The walk needs the instruction at addr and no image holds it: the
- * hart ran code the decoder was not given.  That is a gap, not bad
- * input: report it (once until an instruction is decoded again) and
- * wait for the next synchronisation packet.  Returns false like error().
+ * No image holds the instruction at addr (etrace_dec_no_image()): a
+ * gap; wait for the next synchronisation packet.  Returns false like
+ * error().
  */
 static bool no_image(ETraceDecoder *d, uint64_t addr)
 {
     ETraceDecEvent ev;
 
-    if (!d->gap_open) {
-        event_init(d, &ev, ETRACE_DEC_GAP);
-        ev.gap_reason = ETRACE_GAP_NO_IMAGE;
-        ev.gap_addr = addr;
-        report(d, &ev);
-    }
-    d->gap_open = true;
-    d->gap_now = true;
+    event_init(d, &ev, ETRACE_DEC_GAP);
+    etrace_dec_no_image(&d->rep, &ev, addr);
     d->synced = false;
     d->inferred = false;
     return false;
@@ -1101,7 +1074,7 @@ static bool sync_packet(ETraceDecoder *d, const ETracePacket *pkt)
             bq_add_bits(&d->bq, pkt->branch, 1);
         }
         if (!walk(d, &t)) {
-            if (!d->gap_now || !di) {
+            if (!d->rep.gap_now || !di) {
                 return false;
             }
             resync = false;
@@ -1126,7 +1099,7 @@ static bool sync_packet(ETraceDecoder *d, const ETracePacket *pkt)
         emit(d);
     }
     d->synced = true;
-    d->gap_open = false;
+    etrace_dec_resumed(&d->rep);
     d->last_addr = t.addr;
     sync_reset(d);
     d->bq.sync_first = at.kind == KIND_BRANCH;
@@ -1184,8 +1157,7 @@ static bool context_packet(ETraceDecoder *d, const ETracePacket *pkt)
 
 int etrace_decoder_packet(ETraceDecoder *d, const ETracePacket *pkt)
 {
-    d->err_now = false;
-    d->gap_now = false;
+    etrace_dec_clear(&d->rep);
     d->walked = 0;
     d->stats.packets[pkt->format & 3]++;
     if (pkt->format == 3) {
@@ -1206,8 +1178,8 @@ int etrace_decoder_packet(ETraceDecoder *d, const ETracePacket *pkt)
     } else {
         te_inst(d, pkt);
     }
-    d->npackets++;
-    return d->err_now ? -1 : 0;
+    d->rep.number++;
+    return d->rep.err_now ? -1 : 0;
 }
 
 /* ------------------------------------------------------------- stream */
@@ -1215,7 +1187,7 @@ int etrace_decoder_packet(ETraceDecoder *d, const ETracePacket *pkt)
 /* Lost framing: the deframer ignores the rest of the stream. */
 static void framing_error(ETraceDecoder *d, uint64_t offset, const char *msg)
 {
-    d->pkt_offset = offset;
+    d->rep.offset = offset;
     error(d, msg);
 }
 
@@ -1232,7 +1204,7 @@ static void decoder_frame(void *opaque, const ETraceFrame *f)
         etrace_deframer_stop(d->deframer);
         return;
     }
-    d->pkt_offset = f->offset;
+    d->rep.offset = f->offset;
     etrace_decoder_packet(d, &pkt);
 }
 
@@ -1311,6 +1283,8 @@ ETraceDecoder *etrace_decoder_new(const ETraceDecoderConfig *cfg)
         return NULL;
     }
     d->cfg = *cfg;
+    d->rep.event = cfg->event;
+    d->rep.opaque = cfg->opaque;
     d->p = cfg->params;
     d->opt = cfg->options;
     d->addr_mask = d->p.iaddress_width_p == 64 ? UINT64_MAX : UINT32_MAX;
@@ -1360,15 +1334,7 @@ void etrace_decoder_free(ETraceDecoder *d)
 const char *etrace_decoder_error(const ETraceDecoder *d, uint64_t *offset,
                                  uint64_t *packet)
 {
-    if (d->first_error) {
-        if (offset) {
-            *offset = d->first_error_offset;
-        }
-        if (packet) {
-            *packet = d->first_error_packet;
-        }
-    }
-    return d->first_error;
+    return etrace_dec_first_error(&d->rep, offset, packet);
 }
 
 void etrace_decoder_stats(const ETraceDecoder *d, ETraceDecStats *s)

@@ -7,6 +7,7 @@
 #include "qemu/osdep.h"
 #include "target/riscv/insn_class.h"
 #include "ntrace-decoder.h"
+#include "etrace-dec-report.h"
 #include "etrace-model.h"
 
 #define NTRACE_DEFAULT_MAX_WALK     (UINT64_C(1) << 27)
@@ -27,8 +28,7 @@ struct NTraceDecoder {
     uint8_t msg[NTRACE_MAX_MESSAGE];
     size_t len;
     uint64_t offset;            /* stream offset of the next byte */
-    uint64_t msg_offset;        /* of the message in progress */
-    uint64_t nmsgs;
+    ETraceDecReport rep;        /* the message in progress, events */
     bool started;               /* find_start: a message end was seen */
 
     /* the flow */
@@ -45,33 +45,19 @@ struct NTraceDecoder {
     NTraceMessage repeat;       /* the last branch message (RepeatBranch) */
     uint64_t steps_left;        /* instructions this message may follow */
 
-    bool err_now;
-    bool gap_now;               /* this message's walk left the image */
-    bool gap_open;              /* no instruction since a no-image gap */
-    const char *first_error;
-    uint64_t first_error_offset;
-    uint64_t first_error_msg;
     NTraceDecStats stats;
 };
 
 static void report(NTraceDecoder *d, ETraceDecEvent *ev)
 {
-    if (d->cfg.event) {
-        d->cfg.event(d->cfg.opaque, ev);
-    }
+    etrace_dec_report(&d->rep, ev);
 }
 
 static void event_init(NTraceDecoder *d, ETraceDecEvent *ev,
                        ETraceDecEventType type)
 {
-    memset(ev, 0, sizeof(*ev));
-    ev->type = type;
-    ev->offset = d->msg_offset;
-    ev->packet = d->nmsgs;
-    ev->privilege = d->priv;
-    ev->context = d->context;
-    ev->address = d->last_insn;
-    ev->last_valid = d->last_insn_valid;
+    etrace_dec_event_init(&d->rep, ev, type, d->priv, d->context,
+                          d->last_insn, d->last_insn_valid);
 }
 
 /* Bad input: report it and wait for the next sync.  Returns false. */
@@ -80,36 +66,22 @@ static bool error(NTraceDecoder *d, const char *msg)
     ETraceDecEvent ev;
 
     event_init(d, &ev, ETRACE_DEC_ERROR);
-    ev.error = msg;
-    report(d, &ev);
-    if (!d->first_error) {
-        d->first_error = msg;
-        d->first_error_offset = d->msg_offset;
-        d->first_error_msg = d->nmsgs;
-    }
+    etrace_dec_error(&d->rep, &ev, msg);
     d->stats.errors++;
-    d->err_now = true;
     d->synced = false;
     return false;
 }
 
 /*
- * The walk needs the instruction at addr and no image holds it: a gap
- * (reported once until an instruction is decoded again), not bad input.
- * Wait for the next sync.  Returns false like error().
+ * No image holds the instruction at addr (etrace_dec_no_image()): a
+ * gap; wait for the next sync.  Returns false like error().
  */
 static bool no_image(NTraceDecoder *d, uint64_t addr)
 {
     ETraceDecEvent ev;
 
-    if (!d->gap_open) {
-        event_init(d, &ev, ETRACE_DEC_GAP);
-        ev.gap_reason = ETRACE_GAP_NO_IMAGE;
-        ev.gap_addr = addr;
-        report(d, &ev);
-    }
-    d->gap_open = true;
-    d->gap_now = true;
+    event_init(d, &ev, ETRACE_DEC_GAP);
+    etrace_dec_no_image(&d->rep, &ev, addr);
     d->synced = false;
     return false;
 }
@@ -153,7 +125,7 @@ static void emit(NTraceDecoder *d, const RISCVInsnClass *c)
     d->stats.instructions++;
     d->last_insn = d->pc;
     d->last_insn_valid = true;
-    d->gap_open = false;
+    etrace_dec_resumed(&d->rep);
     if (d->cfg.insn) {
         d->cfg.insn(d->cfg.opaque, &e);
     }
@@ -330,7 +302,7 @@ static bool on_sync(NTraceDecoder *d, const NTraceMessage *m)
     if (d->synced && (m->icnt || d->carry ||
                       m->tcode != NTRACE_TCODE_PROG_TRACE_SYNC) &&
         !walk_icnt(d, m, has_hist(m) ? m->hist : 0, end_of(m)) &&
-        !d->gap_now) {
+        !d->rep.gap_now) {
         return false;
     }
     set_address(d, m->addr << 1);
@@ -426,8 +398,7 @@ int ntrace_decoder_message(NTraceDecoder *d, const NTraceMessage *m)
 {
     bool ok = true;
 
-    d->err_now = false;
-    d->gap_now = false;
+    etrace_dec_clear(&d->rep);
     /* one budget for all the walks of a message (HREPEAT, B-CNT) */
     d->steps_left = d->cfg.max_walk ? d->cfg.max_walk :
                     NTRACE_DEFAULT_MAX_WALK;
@@ -467,9 +438,9 @@ int ntrace_decoder_message(NTraceDecoder *d, const NTraceMessage *m)
         }
         break;
     }
-    d->nmsgs++;
+    d->rep.number++;
     /* a gap is no error */
-    return (ok || d->gap_now) && !d->err_now ? 0 : -1;
+    return (ok || d->rep.gap_now) && !d->rep.err_now ? 0 : -1;
 }
 
 /* ---------------------------------------------------------------- bytes */
@@ -482,13 +453,13 @@ static int message_bytes(NTraceDecoder *d)
 
     if (d->len > NTRACE_MAX_MESSAGE) {
         error(d, "a message longer than any N-trace message");
-        d->nmsgs++;
+        d->rep.number++;
         return -1;
     }
     n = ntrace_message_unpack(&d->cfg.params, d->msg, d->len, &m, &err);
     if (n <= 0) {
         error(d, err ? err : "a message ends early");
-        d->nmsgs++;
+        d->rep.number++;
         return -1;
     }
     return ntrace_decoder_message(d, &m);
@@ -512,7 +483,7 @@ int ntrace_decoder_feed(NTraceDecoder *d, const uint8_t *bytes, size_t len)
             continue;
         }
         if (!d->len) {
-            d->msg_offset = d->offset - 1;
+            d->rep.offset = d->offset - 1;
         }
         if (d->len < NTRACE_MAX_MESSAGE) {
             d->msg[d->len] = b;
@@ -550,6 +521,8 @@ NTraceDecoder *ntrace_decoder_new(const NTraceDecoderConfig *cfg)
     d = calloc(1, sizeof(*d));
     if (d) {
         d->cfg = *cfg;
+        d->rep.event = cfg->event;
+        d->rep.opaque = cfg->opaque;
         d->addr_mask = cfg->params.xlen == 32 ? UINT32_MAX : UINT64_MAX;
         d->started = !cfg->find_start;
         reset_flow(d);
@@ -565,11 +538,7 @@ void ntrace_decoder_free(NTraceDecoder *d)
 const char *ntrace_decoder_error(const NTraceDecoder *d, uint64_t *offset,
                                  uint64_t *message)
 {
-    if (d->first_error) {
-        *offset = d->first_error_offset;
-        *message = d->first_error_msg;
-    }
-    return d->first_error;
+    return etrace_dec_first_error(&d->rep, offset, message);
 }
 
 void ntrace_decoder_stats(const NTraceDecoder *d, NTraceDecStats *s)
