@@ -90,8 +90,8 @@ static void emit_bytes(NTraceEncoder *e, NTraceMessage *m)
     e->emit(e->opaque, buf, n);
 }
 
-/* What repeat mode counted goes out before any other message. */
-static void flush_repeats(NTraceEncoder *e)
+/* flush_repeats() with something counted: its messages. */
+static void __attribute__((noinline)) send_repeats(NTraceEncoder *e)
 {
     if (e->bcnt) {
         NTraceMessage m = {
@@ -111,6 +111,14 @@ static void flush_repeats(NTraceEncoder *e)
 
         e->hrepeat = 0;
         emit_bytes(e, &m);
+    }
+}
+
+/* What repeat mode counted goes out before any other message. */
+static inline void flush_repeats(NTraceEncoder *e)
+{
+    if (e->bcnt || e->hrepeat) {
+        send_repeats(e);
     }
 }
 
@@ -311,16 +319,22 @@ static void send_pending(NTraceEncoder *e, uint64_t addr)
     send_message_for(e, addr);
 }
 
-static void add_icnt(NTraceEncoder *e, uint32_t units)
+/* I-CNT would overflow: ResourceFull sends it (out of line: rare). */
+static void __attribute__((noinline)) icnt_full(NTraceEncoder *e)
+{
+    NTraceMessage m = {
+        .tcode = NTRACE_TCODE_RESOURCE_FULL, .rcode = NTRACE_RCODE_ICNT,
+        .rdata = e->icnt,
+    };
+
+    emit_message(e, &m);
+    e->icnt = 0;
+}
+
+static inline void add_icnt(NTraceEncoder *e, uint32_t units)
 {
     if (e->icnt + units > NTRACE_ICNT_MAX) {
-        NTraceMessage m = {
-            .tcode = NTRACE_TCODE_RESOURCE_FULL, .rcode = NTRACE_RCODE_ICNT,
-            .rdata = e->icnt,
-        };
-
-        emit_message(e, &m);
-        e->icnt = 0;
+        icnt_full(e);
     }
     e->icnt += units;
 }
