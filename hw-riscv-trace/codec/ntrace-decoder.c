@@ -20,9 +20,21 @@ typedef enum WalkEnd {
     WALK_HIST,          /* ResourceFull HIST: its last branch */
 } WalkEnd;
 
+/*
+ * Classified instructions, direct-mapped by address: a walk meets the
+ * same code again and again, and reading the image and classifying cost
+ * more than the walk itself.  tag: the address + 1 (0: empty).
+ */
+#define NTRACE_ICACHE_SIZE  4096
+typedef struct NTraceCachedInsn {
+    uint64_t tag;
+    RISCVInsnClass c;
+} NTraceCachedInsn;
+
 struct NTraceDecoder {
     NTraceDecoderConfig cfg;
     uint64_t addr_mask;
+    NTraceCachedInsn icache[NTRACE_ICACHE_SIZE];
 
     /* bytes of the message in progress */
     uint8_t msg[NTRACE_MAX_MESSAGE];
@@ -112,6 +124,26 @@ static bool fetch(NTraceDecoder *d, uint64_t addr, uint32_t *insn)
     return true;
 }
 
+/* The class of the instruction at addr; false if no image holds it. */
+static bool classify(NTraceDecoder *d, uint64_t addr, RISCVInsnClass *c)
+{
+    NTraceCachedInsn *slot = &d->icache[(addr >> 1) &
+                                        (NTRACE_ICACHE_SIZE - 1)];
+    uint32_t insn;
+
+    if (slot->tag != addr + 1) {
+        if (!fetch(d, addr, &insn)) {
+            return false;
+        }
+        if (!riscv_classify_insn(insn, d->cfg.params.xlen, &slot->c)) {
+            slot->c.flow = RISCV_FLOW_SEQUENTIAL;
+        }
+        slot->tag = addr + 1;
+    }
+    *c = slot->c;
+    return true;
+}
+
 static void emit(NTraceDecoder *d, const RISCVInsnClass *c)
 {
     ETraceDecInsn e = {
@@ -150,17 +182,13 @@ static int64_t walk(NTraceDecoder *d, int64_t units, uint64_t hist,
         return 0;
     }
     while (end == WALK_HIST ? mask : left > 0) {
-        uint32_t insn;
         uint64_t next;
 
         if (!d->steps_left--) {
             return error(d, "a message's instructions never end"), -1;
         }
-        if (!fetch(d, d->pc, &insn)) {
+        if (!classify(d, d->pc, &c)) {
             return no_image(d, d->pc), -1;
-        }
-        if (!riscv_classify_insn(insn, d->cfg.params.xlen, &c)) {
-            c.flow = RISCV_FLOW_SEQUENTIAL;
         }
         emit(d, &c);
         left -= c.len / 2;
