@@ -90,6 +90,8 @@ if [ ! -s "$work/kallsyms.txt" ] || [ "$kernel" -nt "$work/kallsyms.txt" ]; then
         -append "console=ttyS0 rdinit=/init quiet rvpa.kallsyms"
     sed -n '/^== kallsyms/,/^== end/{/^[0-9a-f]\{16\} /p}' \
         "$work/console.log" | tr -d '\r' > "$work/kallsyms.txt"
+    grep -q ' __init_end$' "$work/kallsyms.txt" ||
+        die "no kernel symbols from the guest (see $work/console.log)"
 fi
 
 now() { date +%s.%N; }
