@@ -471,6 +471,9 @@ static void test_tool_errors(void)
     image = image_file();
     raw = g_strdup_printf("--raw=%s@0x%x", image, FUZZ_IMAGE_BASE);
     trace = tmp_file("whole.bin", s.buf, s.len);
+    /* bad input inside the flow names the last instruction before it */
+    expect_tool(1, "than the limit (max_packet_walk) (after 0x8000",
+                raw, "--features=254", ctx0, "--max-walk=2", trace, NULL);
     /* a packet cut by the end of the trace */
     cut = tmp_file("cut.bin", s.buf, s.len - 1);
     expect_tool(1, "truncated packet at the end of the stream",
