@@ -1070,15 +1070,16 @@ static void decode_stream(Ctx *c, Input *in)
     };
     unsigned flags = (c->find_boundary ? ETRACE_DEFRAME_SEARCH : 0) |
                      (c->keep_going ? ETRACE_DEFRAME_RESYNC : 0);
-    uint8_t *buf = malloc(READ_CHUNK);
     const ETraceDeframeStats *st;
     ETraceDeframeEnd end;
+    uint8_t *buf;
     size_t got;
 
     if (c->ntrace) {
         decode_ntrace(c, in);
         return;
     }
+    buf = malloc(READ_CHUNK);
     c->deframer = etrace_deframer_new(&c->params, &c->options, flags, &ops,
                                       c);
     c->demux = etrace_demux_new(&c->params, &c->options, &demux_ops, c);
