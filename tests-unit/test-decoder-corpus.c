@@ -30,6 +30,7 @@
 #include <glib/gstdio.h>
 #include <stdarg.h>
 #include "fuzz-decoder.h"
+#include "ntrace.h"
 
 #define HANG_LIMIT      5       /* seconds for one hang-* input */
 /*
@@ -940,6 +941,58 @@ static void test_tool_gap_no_image(void)
     image_run_free(&r);
 }
 
+/*
+ * N-trace tells the privilege only in Ownership (trTeContext): without
+ * one the summary says it is not traced, with one it counts by it.
+ */
+static void test_tool_ntrace_privilege(void)
+{
+    static const NTraceParams p = { .xlen = 64 };
+    const NTraceMessage msgs[] = {
+        { .tcode = NTRACE_TCODE_PROG_TRACE_SYNC, .sync = 5,
+          .addr = FUZZ_IMAGE_BASE >> 1 },
+        { .tcode = NTRACE_TCODE_OWNERSHIP,
+          .process = 3 << 2 | NTRACE_PROCESS_FORMAT_PRIV },    /* M */
+        { .tcode = NTRACE_TCODE_PROG_TRACE_CORRELATION,
+          .evcode = NTRACE_EVCODE_DISABLED },
+    };
+    g_autofree char *image = NULL, *raw = NULL, *with = NULL;
+    g_autofree char *without = NULL;
+    uint8_t all[3 * NTRACE_MAX_MESSAGE], some[3 * NTRACE_MAX_MESSAGE];
+    size_t n_all = 0, n_some = 0;
+    const char *args[] = { "--format=ntrace", "-s", NULL, NULL, NULL };
+    ToolRun r;
+
+    if (!tool()) {
+        g_test_skip("needs $RVTRACE_DECODE");
+        return;
+    }
+    for (unsigned i = 0; i < G_N_ELEMENTS(msgs); i++) {
+        size_t len = ntrace_message_pack(&p, &msgs[i], all + n_all);
+
+        if (msgs[i].tcode != NTRACE_TCODE_OWNERSHIP) {
+            memcpy(some + n_some, all + n_all, len);
+            n_some += len;
+        }
+        n_all += len;
+    }
+    image = image_file();
+    raw = g_strdup_printf("--raw=%s@0x%x", image, FUZZ_IMAGE_BASE);
+    with = tmp_file("owner.bin", all, n_all);
+    without = tmp_file("no-owner.bin", some, n_some);
+    args[2] = raw;
+    args[3] = without;
+    r = run_tool(args, 60);
+    g_assert_cmpint(r.status, ==, 0);
+    g_assert_nonnull(strstr(r.out, "\nprivilege            not traced"));
+    tool_run_free(&r);
+    args[3] = with;
+    r = run_tool(args, 60);
+    g_assert_cmpint(r.status, ==, 0);
+    g_assert_nonnull(strstr(r.out, "\nprivilege            M 0, S 0, U 0\n"));
+    tool_run_free(&r);
+}
+
 /* ------------------------------------------------------------------ seeds */
 
 static void remove_tmp_dir(void)
@@ -1003,6 +1056,8 @@ int main(int argc, char **argv)
     g_test_add_func("/decoder-corpus/tool-symbols", test_tool_symbols);
     g_test_add_func("/decoder-corpus/tool-symbol-segments",
                     test_tool_symbol_segments);
+    g_test_add_func("/decoder-corpus/tool-ntrace-privilege",
+                    test_tool_ntrace_privilege);
     g_test_add_func("/decoder-corpus/tool-gap-no-image",
                     test_tool_gap_no_image);
     ret = g_test_run();
