@@ -1006,7 +1006,9 @@ static void decode_ntrace(Ctx *c, Input *in)
     unsigned n = c->nsrc_filter ? c->nsrc_filter :
                  all < c->max_sources ? all : c->max_sources;
     uint8_t *buf = malloc(READ_CHUNK);
-    bool ok = buf != NULL;
+    NTraceDecoder **decs = calloc(n, sizeof(*decs));
+    unsigned ndecs = 0;
+    bool ok = buf && decs;
     size_t got;
 
     for (unsigned i = 0; i < n; i++) {
@@ -1016,24 +1018,32 @@ static void decode_ntrace(Ctx *c, Input *in)
         fprintf(stderr, "rvtrace-decode: out of memory\n");
         exit(EXIT_USAGE);
     }
+    /* the decoders once, not a scan of every SRC per message */
+    for (unsigned id = 0; id < all; id++) {
+        if (c->src[id]) {
+            decs[ndecs++] = c->src[id]->ndec;
+        }
+    }
     while (!c->stop && (got = input_read(c, in, buf, READ_CHUNK)) > 0) {
         size_t start = 0;
 
+        if (ndecs == 1) {
+            ntrace_decoder_feed(decs[0], buf, got);     /* the chunk whole */
+            continue;
+        }
         for (size_t i = 0; i < got && !c->stop; i++) {
             if ((buf[i] & 3) != NTRACE_MSEO_END_MESSAGE && i + 1 < got) {
                 continue;
             }
-            for (unsigned id = 0; id < (1u << c->params.src_bits); id++) {
-                if (c->src[id]) {
-                    ntrace_decoder_feed(c->src[id]->ndec, buf + start,
-                                        i + 1 - start);
-                }
+            for (unsigned k = 0; k < ndecs; k++) {
+                ntrace_decoder_feed(decs[k], buf + start, i + 1 - start);
             }
             start = i + 1;
         }
     }
+    free(decs);
     c->nsrc_seen = 0;
-    for (unsigned id = 0; id < (1u << c->params.src_bits); id++) {
+    for (unsigned id = 0; id < all; id++) {
         Source *s = c->src[id];
         NTraceDecStats st;
 
