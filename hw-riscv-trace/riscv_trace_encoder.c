@@ -38,6 +38,7 @@
 #include "riscv_trace.h"
 #include "riscv_trace_queue.h"
 #include "etrace.h"
+#include "etrace-data.h"
 #include "etrace-filter.h"
 #include "ntrace.h"
 #include "trace.h"
@@ -68,6 +69,14 @@ REG32(TE_INST_FEATURES, 0x008)  /* trTeInstFeatures: etrace-regs.h */
           ETRACE_FEAT_REPEATED_HISTORY, 1)
     FIELD(TE_INST_FEATURES, SRC_ID, ETRACE_FEAT_SRC_ID, 12)
     FIELD(TE_INST_FEATURES, SRC_BITS, ETRACE_FEAT_SRC_BITS, 4)
+REG32(TE_DATA_CONTROL, 0x010)   /* trTeDataControl */
+    FIELD(TE_DATA_CONTROL, IMPLEMENTED, 0, 1)
+    FIELD(TE_DATA_CONTROL, TRACING, 1, 1)
+    FIELD(TE_DATA_CONTROL, STALL_OR_OVERFLOW, 3, 1)
+    FIELD(TE_DATA_CONTROL, NO_VALUE, 16, 1)
+    FIELD(TE_DATA_CONTROL, NO_ADDR, 17, 1)
+    FIELD(TE_DATA_CONTROL, ADDR_COMPRESS, 18, 2)
+REG32(TE_DATA_FILTERS, 0x01C)   /* trTeDataFilters: none, reads 0 */
 REG32(TE_DISCOVERY0, 0xE00)     /* this implementation's own */
 REG32(TE_DISCOVERY1, 0xE04)
 
@@ -80,6 +89,15 @@ REG32(TE_DISCOVERY1, 0xE04)
                          R_TE_CONTROL_SYNC_MODE_MASK | \
                          R_TE_CONTROL_SYNC_MAX_MASK | \
                          R_TE_CONTROL_FORMAT_MASK)
+/* trTeDataControl: DataAddrCompress full (0) or differential (2) */
+#define TE_DATA_ADDR_FULL       0
+#define TE_DATA_ADDR_DIFF       2
+#define TE_DATA_CONTROL_RW      (R_TE_DATA_CONTROL_TRACING_MASK | \
+                                 R_TE_DATA_CONTROL_NO_VALUE_MASK | \
+                                 R_TE_DATA_CONTROL_NO_ADDR_MASK | \
+                                 R_TE_DATA_CONTROL_ADDR_COMPRESS_MASK)
+/* Data accesses of one block: a TB has at most TCG_MAX_INSNS */
+#define TE_DATA_PENDING         512
 /* trTeFormat: E-trace (0) or N-trace (1) */
 #define TE_FORMAT_ETRACE        0
 #define TE_FORMAT_NTRACE        1
@@ -148,6 +166,7 @@ struct RISCVTraceEncoderState {
     /* Registers */
     uint32_t control;
     uint32_t inst_features;
+    uint32_t data_control;
     ETraceFilter filter;
 
     /* Encoding */
@@ -170,6 +189,13 @@ struct RISCVTraceEncoderState {
     size_t budget;          /* bytes the sinks take in this burst */
     size_t staged;
     uint8_t stage[TE_STAGE_SIZE + TE_EMIT_COPY];   /* see te_emit() */
+
+    /* Data trace: the accesses of the next block, sent after it */
+    ETraceDataState dstate;
+    ETraceDataAccess dpending[TE_DATA_PENDING];
+    unsigned ndpending;
+    uint64_t syncs;         /* format 3 packets when dstate was synced */
+    bool dqualified;        /* the last block passed the filters */
 
     /* The queue: the hart writes head, encoders (with the BQL) tail. */
     RISCVTraceRecord *queue;
@@ -248,6 +274,9 @@ te_emit_slow(RISCVTraceEncoderState *te, const uint8_t *bytes, size_t len)
         /* nothing more until the codec knows (te_check_lost()) */
         trace_riscv_trace_encoder_lost(te->cpu->cpu_index, len);
         te->control |= R_TE_CONTROL_STALL_OR_OVERFLOW_MASK;
+        if (te->options.data) {
+            te->data_control |= R_TE_DATA_CONTROL_STALL_OR_OVERFLOW_MASK;
+        }
         te->lost = true;
         return;
     }
@@ -305,7 +334,7 @@ static void te_context(RISCVTraceEncoderState *te, uint64_t context)
  * pair split across TBs (trace_ingress.h).
  */
 #define TE_RECORD_SPECIAL   (TE_RECORD_STOP | TE_RECORD_PAD | \
-                             RISCV_TRACE_CONTEXT | \
+                             RISCV_TRACE_CONTEXT | ETRACE_PB_DATA | \
                              MAKE_64BIT_MASK(RISCV_TRACE_CONST_RD_SHIFT, 5))
 
 /*
@@ -365,6 +394,9 @@ static void te_encode(void *opaque, const ETraceBlock *b)
     RISCVTraceEncoderState *te = opaque;
 
     te_trace_block(te, b);
+    if (b->itype != 1 && b->itype != 2) {
+        te->dqualified = b->qualified;
+    }
     if (te_ntrace(te)) {
         ntrace_encoder_block(te->nenc, b);
     } else {
@@ -435,6 +467,47 @@ static unsigned te_encode_blocks(RISCVTraceEncoderState *te,
 static void te_finish(RISCVTraceEncoderState *te);
 static void te_update(RISCVTraceEncoderState *te);
 
+/* A data access record: kept until its block is encoded. */
+static void te_data_record(RISCVTraceEncoderState *te,
+                           const RISCVTraceRecord *rec)
+{
+    if (te->ndpending < TE_DATA_PENDING) {
+        etrace_data_from_packed(rec, &te->dpending[te->ndpending++]);
+    }
+}
+
+/*
+ * After the block of the pending accesses: their packets, unless the
+ * block was filtered out.  An instruction trace sync packet since the
+ * last data packet (any format 3: sync, trap, context or support)
+ * makes the next one of each size full, so that a decoder starting at
+ * that sync can read them.
+ */
+static void te_data_send(RISCVTraceEncoderState *te)
+{
+    ETraceStats st;
+    uint8_t buf[ETRACE_MAX_PACKET];
+
+    if (!te->ndpending) {
+        return;
+    }
+    etrace_encoder_stats(te->enc, &st);
+    if (st.packets[3] != te->syncs) {
+        te->syncs = st.packets[3];
+        etrace_data_sync(&te->dstate);
+    }
+    for (unsigned i = 0; te->dqualified && i < te->ndpending; i++) {
+        size_t len = etrace_data_pack(&te->params, &te->options, &te->dstate,
+                                      &te->dpending[i], buf);
+
+        if (len) {
+            te_emit(te, buf, len);
+        }
+    }
+    te->ndpending = 0;
+    te_check_lost(te);
+}
+
 /*
  * Filter and encode records; the BQL is held.  Without filters, runs of
  * blocks go to the codec in their packed form.  Returns how many records
@@ -453,6 +526,16 @@ static unsigned te_encode_records(RISCVTraceEncoderState *te,
             i++;
             continue;
         }
+        if (rec[i].info & ETRACE_PB_DATA) {
+            if (i + 2 > n) {
+                break;  /* its second record is in the next batch */
+            }
+            if (te->tracing && te->options.data) {
+                te_data_record(te, &rec[i]);
+            }
+            i += 2;
+            continue;
+        }
         if (rec[i].info & (TE_RECORD_PAD | RISCV_TRACE_CONTEXT)) {
             if (te->tracing && (rec[i].info & RISCV_TRACE_CONTEXT)) {
                 te_context(te, rec[i].iaddr);
@@ -467,6 +550,9 @@ static unsigned te_encode_records(RISCVTraceEncoderState *te,
             break;      /* a trap, its second record in the next batch */
         }
         i += k;
+        if (te->tracing) {
+            te_data_send(te);
+        }
     }
     te_flush(te);
     return i;
@@ -646,6 +732,16 @@ static void te_options(RISCVTraceEncoderState *te, ETraceOptions *o)
         .sync_max = FIELD_EX32(te->control, TE_CONTROL, SYNC_MAX),
     };
     etrace_options_from_features(te->inst_features, o);
+    if (FIELD_EX32(te->data_control, TE_DATA_CONTROL, TRACING) &&
+        FIELD_EX32(te->control, TE_CONTROL, FORMAT) == TE_FORMAT_ETRACE) {
+        o->data = true;
+        o->data_no_value = FIELD_EX32(te->data_control, TE_DATA_CONTROL,
+                                      NO_VALUE);
+        o->data_no_address = FIELD_EX32(te->data_control, TE_DATA_CONTROL,
+                                        NO_ADDR);
+        o->data_full_address = FIELD_EX32(te->data_control, TE_DATA_CONTROL,
+                                          ADDR_COMPRESS) == TE_DATA_ADDR_FULL;
+    }
 }
 
 /*
@@ -656,6 +752,7 @@ static void te_options(RISCVTraceEncoderState *te, ETraceOptions *o)
 static bool te_runs_allowed(RISCVTraceEncoderState *te)
 {
     return !etrace_filter_active(&te->filter) && !te->bpred &&
+           !te->options.data &&
            !(te_ntrace(te) && te->ntrace_mode != NTRACE_MODE_HTM);
 }
 
@@ -728,6 +825,10 @@ static bool te_start_codec(RISCVTraceEncoderState *te)
     te->prev_const_rd = 0;
     te->ctype = 0;
     te->budget = te_sink_space(te);
+    te->ndpending = 0;
+    te->syncs = 0;
+    te->dqualified = true;
+    etrace_data_sync(&te->dstate);
     if (te_ntrace(te)) {
         if (!te_start_ntrace(te)) {
             return false;
@@ -787,6 +888,7 @@ static void te_start(RISCVTraceEncoderState *te)
     te->run_units = etrace_options_count_units(&te->options) ||
                     te_ntrace(te);
     riscv_trace_set_runs(te->cpu, te->runs, te->run_units);
+    riscv_trace_set_data(te->cpu, te->options.data);
     riscv_trace_set_active(te->cpu, true);
     trace_riscv_trace_encoder_start(te->cpu->cpu_index, te->control,
                                     te->inst_features);
@@ -987,6 +1089,31 @@ static uint32_t te_legal_features(RISCVTraceEncoderState *te, uint32_t val)
     return f;
 }
 
+/*
+ * trTeDataControl (docs/rvtrace.rst): data trace in E-trace only;
+ * DataAddrCompress full or differential; NoAddr and NoValue not both;
+ * DataStallOrOverflow write-1-to-clear.
+ */
+static uint32_t te_legal_data_control(RISCVTraceEncoderState *te,
+                                      uint32_t old, uint32_t val)
+{
+    uint32_t d = val & TE_DATA_CONTROL_RW;
+    unsigned compress = FIELD_EX32(val, TE_DATA_CONTROL, ADDR_COMPRESS);
+
+    if (FIELD_EX32(te->control, TE_CONTROL, FORMAT) != TE_FORMAT_ETRACE) {
+        return 0;
+    }
+    if (compress != TE_DATA_ADDR_FULL) {
+        compress = TE_DATA_ADDR_DIFF;
+    }
+    d = FIELD_DP32(d, TE_DATA_CONTROL, ADDR_COMPRESS, compress);
+    if (FIELD_EX32(d, TE_DATA_CONTROL, NO_VALUE)) {
+        d &= ~R_TE_DATA_CONTROL_NO_ADDR_MASK;
+    }
+    d |= old & R_TE_DATA_CONTROL_STALL_OR_OVERFLOW_MASK & ~val;
+    return d | R_TE_DATA_CONTROL_IMPLEMENTED_MASK;
+}
+
 static void te_write_control(RISCVTraceEncoderState *te, uint32_t val)
 {
     uint32_t old = te->control;
@@ -994,9 +1121,12 @@ static void te_write_control(RISCVTraceEncoderState *te, uint32_t val)
     if (!(val & R_TR_CONTROL_ACTIVE_MASK)) {
         te->control = 0;
         te->inst_features = 0;
+        te->data_control = 0;
         etrace_filter_reset(&te->filter);
     } else if (!(old & R_TR_CONTROL_ACTIVE_MASK)) {
         te->control = te_control_defaults(te);
+        te->data_control = te_legal_data_control(te, 0,
+            TE_DATA_ADDR_DIFF << R_TE_DATA_CONTROL_ADDR_COMPRESS_SHIFT);
     } else {
         val = te_legal_control(val);
         te->control = (val & TE_CONTROL_RW) |
@@ -1007,6 +1137,12 @@ static void te_write_control(RISCVTraceEncoderState *te, uint32_t val)
         }
         /* the features of the other format read 0 */
         te->inst_features = te_legal_features(te, te->inst_features);
+        te->data_control = te_legal_data_control(te, te->data_control,
+                                                 te->data_control);
+        if (!FIELD_EX32(old, TR_CONTROL, ENABLE) &&
+            FIELD_EX32(val, TR_CONTROL, ENABLE)) {
+            te->data_control &= ~R_TE_DATA_CONTROL_STALL_OR_OVERFLOW_MASK;
+        }
     }
     te_update(te);
 }
@@ -1051,6 +1187,8 @@ static uint64_t te_read(void *opaque, hwaddr addr, unsigned size)
         val = 0;
     } else if (addr == A_TE_INST_FEATURES) {
         val = te->inst_features;
+    } else if (addr == A_TE_DATA_CONTROL) {
+        val = te->data_control;
     } else if (etrace_filter_is_reg(addr)) {
         val = etrace_filter_read(&te->filter, addr);
     } else if (addr == A_TE_DISCOVERY0 || addr == A_TE_DISCOVERY1) {
@@ -1073,6 +1211,10 @@ static void te_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
                       te->cpu->cpu_index, addr);
     } else if (addr == A_TE_INST_FEATURES) {
         te->inst_features = te_legal_features(te, val);
+    } else if (addr == A_TE_DATA_CONTROL) {
+        te->data_control = te_legal_data_control(te, te->data_control, val);
+    } else if (addr == A_TE_DATA_FILTERS) {
+        /* no data filters: data accesses follow their instructions */
     } else if (etrace_filter_is_reg(addr)) {
         te_write_filter(te, addr, val);
     } else {
@@ -1208,6 +1350,7 @@ static const VMStateDescription vmstate_te = {
     .fields = (const VMStateField[]) {
         VMSTATE_UINT32(control, RISCVTraceEncoderState),
         VMSTATE_UINT32(inst_features, RISCVTraceEncoderState),
+        VMSTATE_UINT32(data_control, RISCVTraceEncoderState),
         VMSTATE_UINT32(filter.inst_filters, RISCVTraceEncoderState),
         VMSTATE_UINT32_ARRAY(filter.filter_control, RISCVTraceEncoderState,
                              ETRACE_NUM_FILTERS),

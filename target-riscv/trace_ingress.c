@@ -26,6 +26,9 @@ uint64_t riscv_trace_cs_base(CPURISCVState *env)
     if (!qatomic_read(&env->trace_on)) {
         return 0;
     }
+    if (qatomic_read(&env->trace_run.data)) {
+        return RISCV_CS_BASE_TRACE | RISCV_CS_BASE_TRACE_DATA;
+    }
     if (!qatomic_read(&env->trace_run.enabled)) {
         return RISCV_CS_BASE_TRACE;
     }
@@ -311,6 +314,21 @@ void riscv_trace_set_runs(CPUState *cs, bool on, bool count_units)
     trace_run_end(env);
     qatomic_set(&env->trace_run.count_units, count_units);
     qatomic_set(&env->trace_run.enabled, on);
+    if (current_cpu == cs) {
+        cpu_exit(cs);
+    }
+}
+
+/*
+ * Like riscv_trace_set_runs(): the blocks held back go first, and TBs of
+ * the new kind follow from the next lookup.
+ */
+void riscv_trace_set_data(CPUState *cs, bool on)
+{
+    CPURISCVState *env = cpu_env(cs);
+
+    trace_run_end(env);
+    qatomic_set(&env->trace_run.data, on);
     if (current_cpu == cs) {
         cpu_exit(cs);
     }

@@ -38,8 +38,8 @@ typedef ETracePackedBlock RISCVTraceRecord;
  * (5 bits each, 0: none).
  */
 #define RISCV_TRACE_CONST_RD_SHIFT  ETRACE_PB_PRODUCER_SHIFT
-#define RISCV_TRACE_JUMP_RS1_SHIFT  48
-#define RISCV_TRACE_CONTEXT         BIT_ULL(53) /* context record */
+#define RISCV_TRACE_JUMP_RS1_SHIFT  49
+#define RISCV_TRACE_CONTEXT         BIT_ULL(54) /* context record */
 
 /*
  * Runs: a block that ends with a conditional branch needs no address as
@@ -75,6 +75,11 @@ typedef struct RISCVTraceRun {
     RISCVTraceRecord newest;
     bool enabled;               /* riscv_trace_set_runs() */
     bool count_units;           /* ... and units is counted */
+    /*
+     * riscv_trace_set_data(): data accesses are reported too (their
+     * records go before their block's, which runs would reorder: no runs)
+     */
+    bool data;
 } RISCVTraceRun;
 
 /*
@@ -85,6 +90,8 @@ typedef struct RISCVTraceRun {
 #define RISCV_CS_BASE_TRACE         BIT_ULL(32)
 #define RISCV_CS_BASE_TRACE_RUNS    BIT_ULL(33)
 #define RISCV_CS_BASE_TRACE_UNITS   BIT_ULL(34)
+/* ... and with the records of data accesses (trace_data_translate.c.inc) */
+#define RISCV_CS_BASE_TRACE_DATA    BIT_ULL(35)
 
 /*
  * insn_start data[0] of a traced TB: the page offset of the instruction
@@ -121,6 +128,8 @@ void riscv_trace_set_active(CPUState *cs, bool on);
  * tracing, only on the hart's thread
  */
 void riscv_trace_set_runs(CPUState *cs, bool on, bool count_units);
+/* Data accesses reported or not: while tracing, only on the hart's thread */
+void riscv_trace_set_data(CPUState *cs, bool on);
 void riscv_trace_flush(CPUState *cs);
 void riscv_trace_run_on_hart(CPUState *cs, void (*fn)(void *opaque),
                              void *opaque);

@@ -1438,7 +1438,7 @@ static unsigned pack_block(const ETraceParams *p, const ETraceBlock *b,
                 (uint64_t)b->priv << ETRACE_PB_PRIV_SHIFT |
                 (uint64_t)b->sijump << ETRACE_PB_SIJUMP_SHIFT |
                 /* the producer's own bits are ignored */
-                UINT64_C(0x2d3) << 43,
+                UINT64_C(0x2d3) << ETRACE_PB_PRODUCER_SHIFT,
     };
     if (trap) {
         pb[1] = (ETracePackedBlock) { .cause = b->cause, .tval = b->tval };

@@ -135,7 +135,7 @@ static void test_format3_layouts(void)
     static const uint8_t exc11_ie[] = { 0x04, 0x37, 0x05, 0x00, 0x08 };
     static const uint8_t irq20[] = {
         0x06, 0x77, 0xc7, 0x80, 0x00, 0x00, 0x40 };
-    static const uint8_t support[] = { 0x02, 0x1f, 0xd0 };
+    static const uint8_t support[] = { 0x02, 0x1f, 0x50 };
     static const uint8_t support20[] = { 0x02, 0x1f, 0x50 };
     ETraceParams p32, p = params64();
     ETraceOptions ie = { .implicit_exception = true };
@@ -187,7 +187,7 @@ static void test_format3_layouts(void)
     g_assert_true(u.enable);
     g_assert_cmphex(u.options, ==, 0x50);
 
-    /* 2.0 adds denable and dloss (0): bit 14 is no longer the sign. */
+    /* 2.0 adds denable and dloss (0 without data trace). */
     p.arch = ETRACE_ARCH_2_0;
     check_bytes(&p, NULL, &pkt, support20, sizeof(support20), &u);
     g_assert_cmphex(u.options, ==, 0x50);
@@ -481,10 +481,10 @@ static void test_rejects(void)
     ETraceParams p = params64();
     /* header with flow bits but length 0 */
     static const uint8_t zero_len[] = { 0x20 };
-    /* support packet (15 bits) in 3 bytes, correctly sign-extended */
-    static const uint8_t too_long[] = { 0x03, 0x1f, 0x10, 0x00 };
-    /* support packet whose bit 15 is not a copy of bit 14 */
-    static const uint8_t bad_pad[] = { 0x02, 0x1f, 0x50 };
+    /* support packet (19 bits) in 4 bytes, correctly sign-extended */
+    static const uint8_t too_long[] = { 0x04, 0x1f, 0x10, 0x00, 0x00 };
+    /* support packet whose bit 23 is not a copy of bit 18 */
+    static const uint8_t bad_pad[] = { 0x03, 0x1f, 0x50, 0x80 };
     /* format 0 subformat 0 with branch_fmt 01 */
     static const uint8_t bad_fmt[] = { 0x05, 0, 0, 0, 0, 0x08 };
     /* support packet with encoder_mode 1 */

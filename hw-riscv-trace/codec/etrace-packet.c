@@ -12,6 +12,7 @@
 #include "qemu/osdep.h"
 #include "target/riscv/insn_class.h"
 #include "etrace.h"
+#include "etrace-data.h"
 
 /* Room for the longest payload before compression, with slack. */
 #define ETRACE_BITS_MAX     (ETRACE_MAX_PAYLOAD * 8)
@@ -109,6 +110,10 @@ bool etrace_params_check(const ETraceParams *p, const char **err)
 #define OPT_IR_MASK             (3u << OPT_IR_SHIFT)
 #define OPT_BRANCH_PREDICTION   (1u << 5)
 #define OPT_JUMP_TARGET_CACHE   (1u << 6)
+#define OPT_DATA                (1u << 7)
+#define OPT_DATA_NO_ADDRESS     (1u << 8)
+#define OPT_DATA_NO_VALUE       (1u << 9)
+#define OPT_DATA_FULL_ADDRESS   (1u << 10)
 
 static bool ir_mode_supported(const ETraceParams *p, ETraceIRMode mode)
 {
@@ -144,6 +149,12 @@ uint32_t etrace_options_pack(const ETraceParams *p, const ETraceOptions *o)
     if (o->jump_target_cache && p->cache_size_p) {
         bits |= OPT_JUMP_TARGET_CACHE;
     }
+    if (o->data) {
+        bits |= OPT_DATA |
+                (o->data_no_address ? OPT_DATA_NO_ADDRESS : 0) |
+                (o->data_no_value ? OPT_DATA_NO_VALUE : 0) |
+                (o->data_full_address ? OPT_DATA_FULL_ADDRESS : 0);
+    }
     return bits;
 }
 
@@ -159,6 +170,10 @@ void etrace_options_unpack(const ETraceParams *p, uint32_t bits,
     o->implicit_return = ir_mode_supported(p, ir) ? ir : ETRACE_IR_OFF;
     o->branch_prediction = (bits & OPT_BRANCH_PREDICTION) && p->bpred_size_p;
     o->jump_target_cache = (bits & OPT_JUMP_TARGET_CACHE) && p->cache_size_p;
+    o->data = bits & OPT_DATA;
+    o->data_no_address = o->data && (bits & OPT_DATA_NO_ADDRESS);
+    o->data_no_value = o->data && (bits & OPT_DATA_NO_VALUE);
+    o->data_full_address = o->data && (bits & OPT_DATA_FULL_ADDRESS);
 }
 
 static bool feature(uint32_t f, unsigned bit)
@@ -375,7 +390,8 @@ static const char *walk_format3(BitCodec *c, const ETraceParams *p,
         pkt->qual_status = qual;
         field32(c, &pkt->options, ETRACE_OPTIONS_WIDTH);
         if (v2) {
-            bool denable = false, dloss = false;
+            bool denable = pkt->options & OPT_DATA;
+            bool dloss = denable && qual == ETRACE_QUAL_TRACE_LOST;
 
             field_bool(c, &denable);
             field_bool(c, &dloss);
@@ -515,13 +531,36 @@ static unsigned compressed_bits(const BitCodec *c, unsigned n)
     return 1;
 }
 
+/*
+ * The packed payload in c, sign-compressed, behind the header (with this
+ * flow, no timestamp) and the index; 0 if it is too long.
+ */
+static size_t frame_codec(const ETraceParams *p, BitCodec *c, unsigned flow,
+                          uint8_t buf[ETRACE_MAX_PACKET])
+{
+    unsigned n = c->pos, hdr = 1 + src_bytes(p);
+    unsigned bytes = (compressed_bits(c, n) + 7) / 8;
+
+    if (n > ETRACE_BITS_MAX + 64 || bytes > ETRACE_MAX_PAYLOAD) {
+        return 0;
+    }
+    fill_from(c, n, get_bit(c, n - 1));     /* sign-extend to the byte */
+    buf[0] = bytes | flow << 5;
+    for (unsigned i = 0; i < src_bytes(p); i++) {
+        buf[1 + i] = p->src_id >> (8 * i);
+    }
+    for (unsigned i = 0; i < bytes; i++) {
+        buf[hdr + i] = c->w[i / 8] >> (8 * (i % 8));
+    }
+    return hdr + bytes;
+}
+
 size_t etrace_packet_pack(const ETraceParams *p, const ETraceOptions *o,
                           const ETracePacket *pkt,
                           uint8_t buf[ETRACE_MAX_PACKET])
 {
     BitCodec c = { .unpack = false };
     ETracePacket copy = *pkt;   /* walk_packet() takes it read-write */
-    unsigned n, bytes, hdr = 1 + src_bytes(p);
 
     if (!etrace_params_check(p, NULL)) {
         return 0;
@@ -530,20 +569,7 @@ size_t etrace_packet_pack(const ETraceParams *p, const ETraceOptions *o,
     if (walk_packet(&c, p, o ? o : &no_options, &copy)) {
         return 0;           /* a reserved value: unpack would reject it */
     }
-    n = c.pos;
-    bytes = (compressed_bits(&c, n) + 7) / 8;
-    if (n > ETRACE_BITS_MAX + 64 || bytes > ETRACE_MAX_PAYLOAD) {
-        return 0;
-    }
-    fill_from(&c, n, get_bit(&c, n - 1));   /* sign-extend to the byte */
-    buf[0] = bytes;         /* flow 0, no timestamp */
-    for (unsigned i = 0; i < src_bytes(p); i++) {
-        buf[1 + i] = p->src_id >> (8 * i);
-    }
-    for (unsigned i = 0; i < bytes; i++) {
-        buf[hdr + i] = c.w[i / 8] >> (8 * (i % 8));
-    }
-    return hdr + bytes;
+    return frame_codec(p, &c, 0, buf);
 }
 
 /* ------------------------------------------------------ fast packer */
@@ -819,7 +845,30 @@ size_t etrace_packet_pack_f01(const ETracePacker *pk, const ETraceOptions *o,
     return put_any_payload(pk, &pl, buf);
 }
 
-/* Decode a payload of plen bytes; bits past the end are sign copies. */
+/* A payload of plen bytes into c; bits past the end are sign copies. */
+static void load_payload(BitCodec *c, const uint8_t *payload, unsigned plen)
+{
+    for (unsigned i = 0; i < plen; i++) {
+        c->w[i / 8] |= (uint64_t)payload[i] << (8 * (i % 8));
+    }
+    fill_from(c, plen * 8, get_bit(c, plen * 8 - 1));
+}
+
+/* After a walk of a payload of plen bytes: no byte or bit too many. */
+static const char *check_payload_end(const BitCodec *c, unsigned plen)
+{
+    if (plen > (c->pos + 7) / 8) {
+        return "payload longer than its packet";
+    }
+    for (unsigned i = c->pos; i < plen * 8; i++) {
+        if (get_bit(c, i) != get_bit(c, c->pos - 1)) {
+            return "payload padding is not a sign extension";
+        }
+    }
+    return NULL;
+}
+
+/* Decode a payload of plen bytes. */
 static const char *unpack_payload(const ETraceParams *p,
                                   const ETraceOptions *o,
                                   const uint8_t *payload, unsigned plen,
@@ -828,23 +877,158 @@ static const char *unpack_payload(const ETraceParams *p,
     BitCodec c = { .unpack = true };
     const char *err;
 
-    for (unsigned i = 0; i < plen; i++) {
-        c.w[i / 8] |= (uint64_t)payload[i] << (8 * (i % 8));
-    }
-    fill_from(&c, plen * 8, get_bit(&c, plen * 8 - 1));
+    load_payload(&c, payload, plen);
     err = walk_packet(&c, p, o, pkt);
-    if (err) {
-        return err;
+    return err ? err : check_payload_end(&c, plen);
+}
+
+/* ---------------------------------------------------- data packets */
+
+/* Data and operand: a length field, then that many bytes. */
+static void field_bytes(BitCodec *c, unsigned *len, unsigned len_width,
+                        uint64_t *v)
+{
+    field_uint(c, len, len_width);
+    field64(c, v, 8 * (*len + 1));
+}
+
+static const char *walk_data_load_store(BitCodec *c, const ETraceParams *p,
+                                        const ETraceOptions *o,
+                                        ETraceDataPacket *pkt)
+{
+    field_uint(c, &pkt->size, 2);
+    if (8u << pkt->size > p->iaddress_width_p) {
+        return "data size wider than data_width_p";
     }
-    if (plen > (c.pos + 7) / 8) {
-        return "payload longer than its packet";
+    field_uint(c, &pkt->diff, o->data_no_value ? 1 : 2);
+    if (o->data_no_address) {
+        field64(c, &pkt->data, p->iaddress_width_p);
+        return pkt->diff == 2 ? "reserved diff" : NULL;
     }
-    for (unsigned i = c.pos; i < plen * 8; i++) {
-        if (get_bit(&c, i) != get_bit(&c, c.pos - 1)) {
-            return "payload padding is not a sign extension";
-        }
+    if (!o->data_no_value) {
+        field_bytes(c, &pkt->data_len, pkt->size, &pkt->data);
     }
+    field64(c, &pkt->address, p->iaddress_width_p);
     return NULL;
+}
+
+static const char *walk_data_atomic(BitCodec *c, const ETraceParams *p,
+                                    const ETraceOptions *o,
+                                    ETraceDataPacket *pkt)
+{
+    field_uint(c, &pkt->subtype, 3);
+    field_uint(c, &pkt->size, 1);
+    if (pkt->subtype == 7) {
+        return "reserved atomic subtype";
+    }
+    if (32u << pkt->size > p->iaddress_width_p) {
+        return "atomic size wider than data_width_p";
+    }
+    field_uint(c, &pkt->diff, o->data_no_value ? 1 : 2);
+    if (!o->data_no_value) {
+        field_bytes(c, &pkt->op_len, 2 + pkt->size, &pkt->operand);
+        if (o->data_no_address) {
+            field64(c, &pkt->data, p->iaddress_width_p);
+            return pkt->diff == 2 ? "reserved diff" : NULL;
+        }
+        field_bytes(c, &pkt->data_len, 2 + pkt->size, &pkt->data);
+    }
+    field64(c, &pkt->address, p->iaddress_width_p);
+    return NULL;
+}
+
+static const char *walk_data_csr(BitCodec *c, const ETraceParams *p,
+                                 const ETraceOptions *o,
+                                 ETraceDataPacket *pkt)
+{
+    unsigned len_width = p->iaddress_width_p > 32 ? 3 : 2;
+    unsigned msbs = pkt->csr >> 6, lsbs = pkt->csr & 63;
+
+    field_uint(c, &pkt->subtype, 2);
+    if (pkt->subtype == 3) {
+        return "reserved CSR subtype";
+    }
+    if (!o->data_no_value) {
+        field_uint(c, &pkt->diff, 2);
+        field_bytes(c, &pkt->data_len, len_width, &pkt->data);
+    }
+    field_uint(c, &msbs, 6);
+    if (!o->data_no_value && msbs >> 4 != 3) {
+        field_bytes(c, &pkt->op_len, len_width, &pkt->operand);
+    }
+    field_uint(c, &lsbs, 6);
+    pkt->csr = msbs << 6 | lsbs;
+    return NULL;
+}
+
+static const char *walk_data_packet(BitCodec *c, const ETraceParams *p,
+                                    const ETraceOptions *o,
+                                    ETraceDataPacket *pkt)
+{
+    field_uint(c, &pkt->format, 3);
+    switch (pkt->format) {
+    case ETRACE_DFMT_LOAD:
+    case ETRACE_DFMT_LOAD + 1:
+    case ETRACE_DFMT_STORE:
+    case ETRACE_DFMT_STORE + 1:
+        return walk_data_load_store(c, p, o, pkt);
+    case ETRACE_DFMT_CSR:
+        return walk_data_csr(c, p, o, pkt);
+    case ETRACE_DFMT_ATOMIC:
+        return walk_data_atomic(c, p, o, pkt);
+    default:
+        return "split data formats are not implemented";
+    }
+}
+
+size_t etrace_data_packet_pack(const ETraceParams *p, const ETraceOptions *o,
+                               const ETraceDataPacket *pkt,
+                               uint8_t buf[ETRACE_MAX_PACKET])
+{
+    BitCodec c = { .unpack = false };
+    ETraceDataPacket copy = *pkt;
+
+    if (!etrace_params_check(p, NULL) || walk_data_packet(&c, p, o, &copy)) {
+        return 0;
+    }
+    return frame_codec(p, &c, ETRACE_FLOW_DATA, buf);
+}
+
+/* A frame whose flow is ETRACE_FLOW_DATA, of flen bytes. */
+static const char *unpack_data_frame(const ETraceParams *p,
+                                     const ETraceOptions *o,
+                                     const uint8_t *buf, unsigned flen,
+                                     ETraceDataPacket *pkt)
+{
+    BitCodec c = { .unpack = true };
+    unsigned plen = buf[0] & FRAME_PAYLOAD_LEN;
+    const char *err;
+
+    memset(pkt, 0, sizeof(*pkt));
+    load_payload(&c, buf + flen - plen, plen);
+    err = walk_data_packet(&c, p, o, pkt);
+    return err ? err : check_payload_end(&c, plen);
+}
+
+int etrace_data_packet_unpack(const ETraceParams *p, const ETraceOptions *o,
+                              const uint8_t *buf, size_t len,
+                              ETraceDataPacket *pkt, const char **err)
+{
+    unsigned flen;
+
+    if (len == 0) {
+        return 0;
+    }
+    flen = etrace_frame_length(p, buf[0]);
+    if (flen <= 1 || etrace_frame_flow(buf[0]) != ETRACE_FLOW_DATA) {
+        *err = "not a data packet";
+        return -1;
+    }
+    if (len < flen) {
+        return 0;
+    }
+    *err = unpack_data_frame(p, o, buf, flen, pkt);
+    return *err ? -1 : (int)flen;
 }
 
 int etrace_packet_unpack(const ETraceParams *p, const ETraceOptions *o,
@@ -880,8 +1064,15 @@ int etrace_packet_unpack(const ETraceParams *p, const ETraceOptions *o,
     }
     plen = buf[0] & FRAME_PAYLOAD_LEN;
     pkt->src_id = etrace_frame_source(p, buf);
-    msg = unpack_payload(p, o ? o : &no_options, buf + flen - plen, plen,
-                         pkt);
+    if (etrace_frame_flow(buf[0]) == ETRACE_FLOW_DATA) {
+        ETraceDataPacket dp;
+
+        pkt->data = true;
+        msg = unpack_data_frame(p, o ? o : &no_options, buf, flen, &dp);
+    } else {
+        msg = unpack_payload(p, o ? o : &no_options, buf + flen - plen, plen,
+                             pkt);
+    }
     if (msg) {
         *err = msg;
         return -1;

@@ -8,7 +8,9 @@
  * It is the form in which blocks are encoded without unpacking those that
  * make no packet: the fields of ETraceBlock, with notify false and
  * qualified true; a trap (itype 1 or 2) takes two entries, the second
- * holding its cause and tval.
+ * holding its cause and tval.  The data accesses of the data trace
+ * interface (chapter 4.4) travel in the same stream, two entries each,
+ * before the block of the instruction that made them.
  *
  * Copyright (c) 2026 The rvpa authors
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -26,6 +28,10 @@ typedef union ETracePackedBlock {
     struct {                /* the entry after a trap's */
         uint64_t cause;
         uint64_t tval;
+    };
+    struct {                /* the entry after a data access's */
+        uint64_t data;      /* loaded or stored; CSR: the value read */
+        uint64_t operand;   /* atomics: rs2; CSR: the source operand */
     };
 } ETracePackedBlock;
 
@@ -53,15 +59,42 @@ typedef union ETracePackedBlock {
  * ends it (63 branches at most), info its iretire, ninsns and priv.
  */
 #define ETRACE_PB_RUN               (UINT64_C(1) << 42)
-/* Bits 43 to 63 are the producer's own: the encoder ignores them. */
-#define ETRACE_PB_PRODUCER_SHIFT    43
+/*
+ * A data access: iaddr holds daddr (for a CSR, its number), info dtype,
+ * dsize and where the instruction is: half-words from the iaddr of the
+ * block that follows (the instruction's block, whose record comes after
+ * its accesses).  The second entry holds data and operand.
+ */
+#define ETRACE_PB_DATA              (UINT64_C(1) << 43)
+#define ETRACE_PB_DTYPE_SHIFT       0   /* 4 bits: dtype, table 4.9 */
+#define ETRACE_PB_DSIZE_SHIFT       4   /* 3 bits: 2^dsize bytes */
+#define ETRACE_PB_DOFFSET_SHIFT     8   /* 16 bits: half-words */
+
+/* dtype (table 4.9) */
+enum {
+    ETRACE_DTYPE_LOAD = 0,
+    ETRACE_DTYPE_STORE = 1,
+    ETRACE_DTYPE_CSR_RW = 4,
+    ETRACE_DTYPE_CSR_RS = 5,
+    ETRACE_DTYPE_CSR_RC = 6,
+    ETRACE_DTYPE_AMO_SWAP = 8,
+    ETRACE_DTYPE_AMO_ADD = 9,
+    ETRACE_DTYPE_AMO_AND = 10,
+    ETRACE_DTYPE_AMO_OR = 11,
+    ETRACE_DTYPE_AMO_XOR = 12,
+    ETRACE_DTYPE_AMO_MAX = 13,
+    ETRACE_DTYPE_AMO_MIN = 14,
+};
+
+/* Bits 44 to 63 are the producer's own: the encoder ignores them. */
+#define ETRACE_PB_PRODUCER_SHIFT    44
 
 /* Entries of the packed block whose info word this is: 2 for a trap. */
 static inline unsigned etrace_packed_len(uint64_t info)
 {
     unsigned itype = (info >> ETRACE_PB_ITYPE_SHIFT) & 15;
 
-    return itype == 1 || itype == 2 ? 2 : 1;
+    return itype == 1 || itype == 2 || (info & ETRACE_PB_DATA) ? 2 : 1;
 }
 
 #endif /* RISCV_ETRACE_RECORD_H */

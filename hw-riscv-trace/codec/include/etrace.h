@@ -94,6 +94,11 @@ typedef struct ETraceOptions {
     bool jump_target_cache;
     ETraceSyncMode sync_mode;
     unsigned sync_max;              /* period 2^(sync_max + 4) units */
+    /* Data trace (chapter 7, etrace-data.h) */
+    bool data;                      /* data packets are sent */
+    bool data_no_address;           /* trTeDataNoAddr: data only */
+    bool data_no_value;             /* trTeDataNoValue: addresses only */
+    bool data_full_address;         /* trTeDataAddrCompress 0: all full */
 } ETraceOptions;
 
 /* Whether the resync counts instructions or half-words (see runs). */
@@ -114,10 +119,16 @@ static inline bool etrace_options_count_units(const ETraceOptions *o)
  *   4:3  implicit_return     0 off, 1 call counter, 2 return stack, 3 rsvd
  *   5    branch_prediction   1: format 0 subformat 0 may be used (3.2.6)
  *   6    jump_target_cache   1: format 0 subformat 1 may be used (3.2.7)
+ *   7    data                1: data trace packets are sent (chapter 7)
+ *   8    data_no_address     1: data packets carry no address
+ *   9    data_no_value       1: data packets carry no data
+ *   10   data_full_address   1: every data packet is full (diff 0)
  *
- * The encoder_mode field is 1 bit wide (0: branch trace).
+ * The encoder_mode field is 1 bit wide (0: branch trace).  In the 2.0
+ * layout, denable repeats bit 7 and dloss is set with trace_lost while
+ * data trace is on.
  */
-#define ETRACE_OPTIONS_WIDTH        7
+#define ETRACE_OPTIONS_WIDTH        11
 #define ETRACE_ENCODER_MODE_WIDTH   1
 
 /*
@@ -173,6 +184,12 @@ typedef struct ETracePacket {
     bool interrupt;
     bool thaddr;            /* arch 2.0 only */
     uint64_t tvalepc;
+
+    /*
+     * A data packet (flow 3, etrace-data.h): checked, not unpacked here;
+     * the other fields are 0
+     */
+    bool data;
 
     /* format 3 subformat 3 (support) */
     bool enable;

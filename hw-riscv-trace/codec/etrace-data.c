@@ -1,0 +1,259 @@
+/*
+ * E-trace data trace: an access to its packet and back (chapter 7)
+ *
+ * The layouts are walked in etrace-packet.c; this file chooses what a
+ * packet says (format, full or compressed address and data) and keeps
+ * the per-size state both ends must share (etrace-data.h).
+ *
+ * Copyright (c) 2026 The rvpa authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "etrace-data.h"
+
+static uint64_t mask_of(unsigned bits)
+{
+    return bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+}
+
+/* The fewest bytes that hold v, minus one (data_len, op_len). */
+static unsigned len_of(uint64_t v)
+{
+    return v ? (63 - __builtin_clzll(v)) / 8 : 0;
+}
+
+/* v of width bits, sign-extended, shifted right arithmetically by sh. */
+static uint64_t sar_width(uint64_t v, unsigned width, unsigned sh)
+{
+    int64_t x = (int64_t)(v << (64 - width)) >> (64 - width);
+
+    return (uint64_t)(x >> sh) & mask_of(width);
+}
+
+/* The state slot of an access: its size; CSRs use XLEN's. */
+static unsigned slot_of(const ETraceParams *p, const ETraceDataAccess *a)
+{
+    if (a->dtype >= ETRACE_DTYPE_CSR_RW && a->dtype <= ETRACE_DTYPE_CSR_RC) {
+        return p->iaddress_width_p > 32 ? 3 : 2;
+    }
+    return a->dsize;
+}
+
+static bool dtype_is_atomic(unsigned dtype)
+{
+    return dtype >= ETRACE_DTYPE_AMO_SWAP && dtype <= ETRACE_DTYPE_AMO_MIN;
+}
+
+/* format and subtype of an access; false if no packet carries it. */
+static bool classify(const ETraceParams *p, const ETraceDataAccess *a,
+                     ETraceDataPacket *pkt)
+{
+    if (8u << a->dsize > p->iaddress_width_p) {
+        return false;
+    }
+    switch (a->dtype) {
+    case ETRACE_DTYPE_LOAD:
+        pkt->format = ETRACE_DFMT_LOAD;
+        pkt->size = a->dsize;
+        return true;
+    case ETRACE_DTYPE_STORE:
+        pkt->format = ETRACE_DFMT_STORE;
+        pkt->size = a->dsize;
+        return true;
+    case ETRACE_DTYPE_CSR_RW:
+    case ETRACE_DTYPE_CSR_RS:
+    case ETRACE_DTYPE_CSR_RC:
+        pkt->format = ETRACE_DFMT_CSR;
+        pkt->subtype = a->dtype - ETRACE_DTYPE_CSR_RW;
+        pkt->csr = a->daddr & 0xfff;
+        return true;
+    default:
+        if (!dtype_is_atomic(a->dtype) || a->dsize < 2) {
+            return false;
+        }
+        pkt->format = ETRACE_DFMT_ATOMIC;
+        pkt->subtype = a->dtype - ETRACE_DTYPE_AMO_SWAP;
+        pkt->size = a->dsize - 2;
+        return true;
+    }
+}
+
+/*
+ * The data field: full after a sync, else whichever of XOR, full and
+ * difference needs the fewest bytes (the diff code of each, table 7.1;
+ * data-only packets have no "full data" code but 0).
+ */
+static void choose_data(const ETraceOptions *o, bool full, uint64_t d,
+                        uint64_t prev, uint64_t mask, ETraceDataPacket *pkt)
+{
+    uint64_t x = d ^ prev, df = (d - prev) & mask;
+
+    pkt->diff = ETRACE_DDIFF_DATA_FULL;
+    pkt->data = d;
+    if (full) {
+        pkt->diff = ETRACE_DDIFF_FULL;
+        return;
+    }
+    if (len_of(x) < len_of(pkt->data)) {
+        pkt->diff = ETRACE_DDIFF_XOR;
+        pkt->data = x;
+    }
+    if (len_of(df) < len_of(pkt->data)) {
+        pkt->diff = ETRACE_DDIFF_DATA_DIFF;
+        pkt->data = df;
+    }
+    if (o->data_no_address && pkt->diff == ETRACE_DDIFF_DATA_FULL) {
+        pkt->diff = ETRACE_DDIFF_FULL;
+    }
+}
+
+size_t etrace_data_pack(const ETraceParams *p, const ETraceOptions *o,
+                        ETraceDataState *st, const ETraceDataAccess *a,
+                        uint8_t buf[ETRACE_MAX_PACKET])
+{
+    ETraceDataPacket pkt = { 0 };
+    unsigned s = slot_of(p, a), aw = p->iaddress_width_p;
+    uint64_t dmask = mask_of(8u << s), d = a->data & dmask;
+    uint64_t daddr = a->daddr & mask_of(aw), v;
+    bool csr, has_addr, full;
+    size_t len;
+
+    if (!classify(p, a, &pkt)) {
+        return 0;
+    }
+    csr = pkt.format == ETRACE_DFMT_CSR;
+    has_addr = !csr && !o->data_no_address;
+    full = o->data_full_address ||
+           (has_addr && !(st->addr_known & (1u << s))) ||
+           (!o->data_no_value && !(st->data_known & (1u << s)));
+    if (has_addr) {
+        v = full ? daddr : (daddr - st->addr[s]) & mask_of(aw);
+        if (pkt.format == ETRACE_DFMT_ATOMIC && (v & mask_of(s)) && !full) {
+            full = true;        /* atomics are sent aligned only */
+            v = daddr;
+        }
+        if (!(v & mask_of(s))) {
+            /* a difference keeps its sign, for the compression */
+            pkt.address = full ? v >> s : sar_width(v, aw, s);
+        } else {
+            pkt.address = v;
+            pkt.format |= 1;            /* unaligned */
+        }
+    }
+    if (o->data_no_value) {
+        pkt.diff = !full;
+    } else {
+        choose_data(o, full, d, st->data[s], dmask, &pkt);
+        pkt.data_len = len_of(pkt.data);
+        pkt.operand = a->operand & dmask;
+        pkt.op_len = len_of(pkt.operand);
+    }
+    len = etrace_data_packet_pack(p, o, &pkt, buf);
+    if (len) {
+        if (has_addr) {
+            st->addr[s] = daddr;
+            st->addr_known |= 1u << s;
+        }
+        if (!o->data_no_value) {
+            st->data[s] = d;
+            st->data_known |= 1u << s;
+        }
+    }
+    return len;
+}
+
+/* The access a packet describes, up to the compressed fields. */
+static void access_of(const ETraceParams *p, const ETraceDataPacket *pkt,
+                      ETraceDataAccess *a)
+{
+    memset(a, 0, sizeof(*a));
+    switch (pkt->format) {
+    case ETRACE_DFMT_LOAD:
+    case ETRACE_DFMT_LOAD + 1:
+        a->dtype = ETRACE_DTYPE_LOAD;
+        a->dsize = pkt->size;
+        break;
+    case ETRACE_DFMT_STORE:
+    case ETRACE_DFMT_STORE + 1:
+        a->dtype = ETRACE_DTYPE_STORE;
+        a->dsize = pkt->size;
+        break;
+    case ETRACE_DFMT_CSR:
+        a->dtype = ETRACE_DTYPE_CSR_RW + pkt->subtype;
+        a->dsize = p->iaddress_width_p > 32 ? 3 : 2;
+        a->daddr = pkt->csr;
+        break;
+    default:
+        a->dtype = ETRACE_DTYPE_AMO_SWAP + pkt->subtype;
+        a->dsize = pkt->size + 2;
+        break;
+    }
+}
+
+/* The data a packet's diff code and field give; NULL or an error. */
+static const char *data_of(const ETraceOptions *o, const ETraceDataPacket *pkt,
+                           const ETraceDataState *st, unsigned s,
+                           uint64_t *d)
+{
+    uint64_t dmask = mask_of(8u << s);
+
+    if (pkt->diff == ETRACE_DDIFF_FULL ||
+        (pkt->diff == ETRACE_DDIFF_DATA_FULL && !o->data_no_address)) {
+        *d = pkt->data & dmask;
+        return NULL;
+    }
+    if (!(st->data_known & (1u << s))) {
+        return "compressed data without a full value since the sync";
+    }
+    if (pkt->diff == ETRACE_DDIFF_XOR) {
+        *d = (st->data[s] ^ pkt->data) & dmask;
+    } else {
+        *d = (st->data[s] + pkt->data) & dmask;
+    }
+    return NULL;
+}
+
+int etrace_data_unpack(const ETraceParams *p, const ETraceOptions *o,
+                       ETraceDataState *st, const uint8_t *buf, size_t len,
+                       ETraceDataAccess *a, const char **err)
+{
+    ETraceDataPacket pkt;
+    unsigned s, aw = p->iaddress_width_p;
+    bool csr, has_addr, full;
+    int n = etrace_data_packet_unpack(p, o, buf, len, &pkt, err);
+    uint64_t v;
+
+    if (n <= 0) {
+        return n;
+    }
+    access_of(p, &pkt, a);
+    csr = pkt.format == ETRACE_DFMT_CSR;
+    s = a->dsize;
+    has_addr = !csr && !o->data_no_address;
+    full = pkt.diff == ETRACE_DDIFF_FULL;
+    if (!o->data_no_value) {
+        *err = data_of(o, &pkt, st, s, &a->data);
+        if (*err) {
+            return -1;
+        }
+        a->operand = pkt.operand & mask_of(8u << s);
+    }
+    if (has_addr) {
+        bool aligned = pkt.format != ETRACE_DFMT_LOAD + 1 &&
+                       pkt.format != ETRACE_DFMT_STORE + 1;
+
+        v = (aligned ? pkt.address << s : pkt.address) & mask_of(aw);
+        if (!full && !(st->addr_known & (1u << s))) {
+            *err = "differential address without a full one since the sync";
+            return -1;
+        }
+        a->daddr = full ? v : (st->addr[s] + v) & mask_of(aw);
+        st->addr[s] = a->daddr;
+        st->addr_known |= 1u << s;
+    }
+    if (!o->data_no_value) {
+        st->data[s] = a->data;
+        st->data_known |= 1u << s;
+    }
+    return n;
+}
