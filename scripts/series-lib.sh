@@ -32,6 +32,8 @@ HOST_ONLY_FILES=(
     "hw-riscv-trace/codec/etrace-decoder.c"
     "hw-riscv-trace/codec/include/etrace-decoder.h"
     "hw-riscv-trace/codec/include/etrace-dec-report.h"
+    "hw-riscv-trace/codec/etrace-dec-data.c"
+    "hw-riscv-trace/codec/include/etrace-dec-data.h"
     "hw-riscv-trace/codec/etrace-deframe.c"
     "hw-riscv-trace/codec/include/etrace-deframe.h"
     "hw-riscv-trace/codec/etrace-demux.c"

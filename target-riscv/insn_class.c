@@ -259,3 +259,83 @@ bool riscv_classify_insn(uint32_t insn, unsigned xlen, RISCVInsnClass *out)
     }
     return classify32(insn, out);
 }
+
+/* Loads and stores of 16 bits: quadrants 0 and 2 (and Zcb's). */
+static RISCVDataKind data_access16(uint32_t insn, unsigned xlen,
+                                   unsigned *size)
+{
+    unsigned funct3 = bits(insn, 15, 13), quadrant = bits(insn, 1, 0);
+    /* funct3 1/5: fld/fsd; 2/6: lw/sw; 3/7: ld/sd, RV32 flw/fsw */
+    static const uint8_t size_of[4] = { 0, 3, 2, 3 };
+
+    if (quadrant == 1 || (quadrant == 2 && (funct3 == 0 || funct3 == 4))) {
+        return RISCV_DATA_NONE;
+    }
+    if (quadrant == 0 && funct3 == 4) {     /* Zcb */
+        *size = bits(insn, 10, 10);
+        return bits(insn, 11, 11) ? RISCV_DATA_STORE : RISCV_DATA_LOAD;
+    }
+    if (funct3 == 0) {
+        return RISCV_DATA_NONE;             /* c.addi4spn */
+    }
+    *size = size_of[funct3 & 3];
+    if ((funct3 & 3) == 3 && xlen == 32) {
+        *size = 2;                          /* c.flw, c.fsw */
+    }
+    if (*size == 3 && xlen == 32) {
+        return RISCV_DATA_NONE;             /* c.fld, c.fsd: wider than XLEN */
+    }
+    return funct3 & 4 ? RISCV_DATA_STORE : RISCV_DATA_LOAD;
+}
+
+RISCVDataKind riscv_insn_data_access(uint32_t insn, unsigned xlen,
+                                     unsigned *size)
+{
+    unsigned funct3 = bits(insn, 14, 12), funct5 = bits(insn, 31, 27);
+    RISCVDataKind kind = RISCV_DATA_NONE;
+
+    *size = 0;
+    if (riscv_insn_len(insn & 0xffff) == 2) {
+        return data_access16(insn & 0xffff, xlen, size);
+    }
+    switch (bits(insn, 6, 0)) {
+    case 0x03: /* lb, lh, lw, ld, lbu, lhu, lwu */
+        kind = funct3 == 7 ? RISCV_DATA_NONE : RISCV_DATA_LOAD;
+        *size = funct3 & 3;
+        break;
+    case 0x23: /* sb, sh, sw, sd */
+        kind = funct3 > 3 ? RISCV_DATA_NONE : RISCV_DATA_STORE;
+        *size = funct3;
+        break;
+    case 0x07: /* flw, fld (not flh, nor vector loads) */
+    case 0x27:
+        if (funct3 == 2 || funct3 == 3) {
+            kind = bits(insn, 5, 5) ? RISCV_DATA_STORE : RISCV_DATA_LOAD;
+            *size = funct3;
+        }
+        break;
+    case 0x2f: /* LR, SC and the AMOs of A, word and double word */
+        if (funct3 != 2 && funct3 != 3) {
+            return RISCV_DATA_NONE;         /* Zabha */
+        }
+        *size = funct3;
+        if (funct5 == 2) {
+            kind = RISCV_DATA_LOAD;
+        } else if (funct5 == 3) {
+            kind = RISCV_DATA_SC;
+        } else if (funct5 == 0 || funct5 == 1 || (funct5 & 3) == 0) {
+            kind = RISCV_DATA_AMO;          /* add, swap, xor ... maxu */
+        }
+        break;
+    case 0x73: /* csrrw, csrrs, csrrc and their immediate forms */
+        if (funct3 != 0 && funct3 != 4) {
+            kind = RISCV_DATA_CSR;
+            *size = xlen == 64 ? 3 : 2;
+        }
+        break;
+    }
+    if (kind != RISCV_DATA_NONE && *size == 3 && xlen == 32) {
+        return RISCV_DATA_NONE;     /* wider than data_width_p */
+    }
+    return kind;
+}

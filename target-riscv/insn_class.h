@@ -80,6 +80,27 @@ static inline unsigned riscv_insn_len(uint16_t first_half)
 /* True for itypes that end a block with an uninferable target. */
 bool riscv_itype_is_uninferable(RISCVIType itype);
 
+/*
+ * The data access an instruction reports to a data trace encoder (the
+ * E-trace data trace interface, 4.4), as QEMU's hart reports them
+ * (trace_data_translate.c.inc): loads and stores of the base ISA, F, D
+ * and Zcb and their compressed forms, LR, SC (a store only when it
+ * succeeds), the word and double-word AMOs of A, and the CSR
+ * instructions; none wider than XLEN.  size: log2 of the access bytes
+ * (a CSR: XLEN's).
+ */
+typedef enum RISCVDataKind {
+    RISCV_DATA_NONE,
+    RISCV_DATA_LOAD,
+    RISCV_DATA_STORE,
+    RISCV_DATA_SC,
+    RISCV_DATA_AMO,
+    RISCV_DATA_CSR,
+} RISCVDataKind;
+
+RISCVDataKind riscv_insn_data_access(uint32_t insn, unsigned xlen,
+                                     unsigned *size);
+
 /* Name of an itype for logs and tools. */
 const char *riscv_itype_name(RISCVIType itype);
 

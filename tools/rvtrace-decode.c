@@ -21,6 +21,7 @@
 #include "target/riscv/insn_class.h"
 #include "etrace.h"
 #include "etrace-decoder.h"
+#include "etrace-dec-data.h"
 #include "etrace-deframe.h"
 #include "etrace-demux.h"
 #include "ntrace-decoder.h"
@@ -62,6 +63,12 @@ typedef struct Source {
     bool prev_branch;
     uint64_t prev_next;     /* address after the previous instruction */
     NTraceDecoder *ndec;    /* N-trace: this source's decoder */
+    /* data trace: the accesses on their instructions, once it is on */
+    ETraceDataMatch *dmatch;
+    bool data_no_address;   /* the data packets' layout */
+    uint64_t daccesses[16]; /* by dtype */
+    uint64_t dbytes;        /* accessed */
+    uint64_t dpackets, dpacket_bytes;
 } Source;
 
 typedef struct Output {
@@ -388,105 +395,6 @@ static void out_json_insn(Source *s, uint64_t addr, unsigned priv,
     out_str(&c->out, "}\n");
 }
 
-/* ETraceInsnFn: one retired instruction. */
-static void on_insn(void *opaque, const ETraceDecInsn *insn)
-{
-    Source *s = opaque;
-    Output *o = &s->ctx->out;
-
-    switch (s->ctx->mode) {
-    case OUT_ADDRESSES:
-        out_src_prefix(s);
-        out_address_line(o, insn->addr);
-        break;
-    case OUT_DISASM:
-        out_disasm_line(s, insn->addr, insn->privilege, insn->len);
-        break;
-    case OUT_JSON:
-        out_json_insn(s, insn->addr, insn->privilege, insn->len);
-        break;
-    case OUT_SUMMARY:
-        count_insn(s, insn->addr, insn->privilege, insn->len, insn->branch);
-        break;
-    }
-}
-
-/*
- * ETraceInsnRunFn: straight-line instructions, none a branch.  The
- * default output and the summary take them in one go.
- */
-static void on_insn_run(void *opaque, uint64_t addr, unsigned priv,
-                        unsigned n, uint64_t lens4)
-{
-    Source *s = opaque;
-    Ctx *c = s->ctx;
-    uint64_t end = addr;
-
-    for (unsigned i = 0; i < n; i++) {
-        end += lens4 >> i & 1 ? 4 : 2;
-    }
-    if (c->mode == OUT_SUMMARY && c->sym_valid && addr >= c->sym_lo &&
-        end <= c->sym_hi) {
-        s->insns += n;
-        s->priv_insns[priv & 7] += n;
-        s->prev_branch = false;
-        s->prev_next = end;
-        c->sym_count[c->sym_cur] += n;
-        return;
-    }
-    if (c->mode == OUT_ADDRESSES && !src_prefixed(c)) {
-        for (unsigned i = 0; i < n; i++) {
-            out_address_line(&c->out, addr);
-            addr += lens4 >> i & 1 ? 4 : 2;
-        }
-        return;
-    }
-    etrace_decoder_run_insns(on_insn, opaque, addr, priv, n, lens4);
-}
-
-/* ---------------------------------------------------------------- events */
-
-static const char *event_name(ETraceDecEventType t)
-{
-    static const char *const names[] = {
-        [ETRACE_DEC_SUPPORT] = "support", [ETRACE_DEC_SYNC] = "sync",
-        [ETRACE_DEC_TRAP] = "trap", [ETRACE_DEC_CONTEXT] = "context",
-        [ETRACE_DEC_NOTIFY] = "notify", [ETRACE_DEC_GAP] = "gap",
-        [ETRACE_DEC_END] = "end", [ETRACE_DEC_ERROR] = "error",
-    };
-
-    return t < sizeof(names) / sizeof(names[0]) && names[t] ? names[t] :
-           "event";
-}
-
-static const char *qual_name(ETraceQualStatus q)
-{
-    static const char *const names[] = {
-        "no_change", "ended_rep", "trace_lost", "ended_upd",
-    };
-
-    return names[q & 3];
-}
-
-static const char *gap_reason_name(ETraceGapReason r)
-{
-    switch (r) {
-    case ETRACE_GAP_QUALIFICATION:
-        return "qualification";
-    case ETRACE_GAP_TRACE_LOST:
-        return "trace_lost";
-    case ETRACE_GAP_NO_IMAGE:
-        return "no-image";
-    }
-    return "?";
-}
-
-/* The options as the support packet's bits (etrace.h). */
-static uint32_t options_bits(const Ctx *c, const ETraceOptions *o)
-{
-    return etrace_options_pack(&c->params, o);
-}
-
 /*
  * One key=value list for both output styles: JSON adds quotes, the text
  * form is "# TYPE key=value ...".  Hex values are strings in JSON.
@@ -527,6 +435,209 @@ static void field_str(Fields *f, const char *key, const char *v)
     } else {
         out_str(f->o, v);
     }
+}
+
+static const char *dtype_name(unsigned dtype)
+{
+    static const char *const names[16] = {
+        "load", "store", "?", "?", "csrrw", "csrrs", "csrrc", "?",
+        "amoswap", "amoadd", "amoand", "amoor", "amoxor", "amomax",
+        "amomin", "?",
+    };
+
+    return names[dtype & 15];
+}
+
+/*
+ * The access on its instruction's line: "  [0x80012340] = 0x1234", for a
+ * store "  [0x80012340] <- 0x1234"; a CSR "  [csr 0x300] = 0x8 (op 0x8)",
+ * an AMO with its operand.  A part the packets leave out is "?".
+ */
+static void out_data_text(Source *s, const ETraceDataAccess *a)
+{
+    Output *o = &s->ctx->out;
+    bool csr = a->dtype >= ETRACE_DTYPE_CSR_RW &&
+               a->dtype <= ETRACE_DTYPE_CSR_RC;
+    const ETraceOptions *opt = &s->ctx->options;
+
+    out_str(o, csr ? "  [csr 0x" : "  [");
+    if (csr || !s->data_no_address) {
+        out_str(o, csr ? "" : "0x");
+        out_hex(o, a->daddr, 1);
+    } else {
+        out_char(o, '?');
+    }
+    out_str(o, a->dtype == ETRACE_DTYPE_STORE ? "] <- " : "] = ");
+    if (opt->data_no_value) {
+        out_char(o, '?');
+    } else {
+        out_str(o, "0x");
+        out_hex(o, a->data, 1);
+        if (a->dtype >= ETRACE_DTYPE_CSR_RW) {
+            out_str(o, " (op 0x");
+            out_hex(o, a->operand, 1);
+            out_char(o, ')');
+        }
+    }
+}
+
+static void out_data_json(Source *s, const ETraceDataAccess *a)
+{
+    Fields f = { .o = &s->ctx->out, .json = true };
+
+    out_str(f.o, ",\"data\":{\"dtype\":");
+    out_json_str(f.o, dtype_name(a->dtype));
+    field_u64(&f, "size", 1u << a->dsize);
+    if (!s->data_no_address || a->dtype >= ETRACE_DTYPE_CSR_RW) {
+        field_hex(&f, "addr", a->daddr);
+    }
+    if (!s->ctx->options.data_no_value) {
+        field_hex(&f, "value", a->data);
+        if (a->dtype >= ETRACE_DTYPE_CSR_RW) {
+            field_hex(&f, "operand", a->operand);
+        }
+    }
+    out_char(f.o, '}');
+}
+
+/* One retired instruction in the output mode, with its access if any. */
+static void out_insn(Source *s, const ETraceDecInsn *insn,
+                     const ETraceDataAccess *a)
+{
+    Output *o = &s->ctx->out;
+
+    switch (s->ctx->mode) {
+    case OUT_ADDRESSES:
+        out_src_prefix(s);
+        out_address_line(o, insn->addr);
+        break;
+    case OUT_DISASM:
+        out_disasm_line(s, insn->addr, insn->privilege, insn->len);
+        if (a) {
+            o->len--;           /* the newline */
+            out_data_text(s, a);
+            out_char(o, '\n');
+        }
+        break;
+    case OUT_JSON:
+        out_json_insn(s, insn->addr, insn->privilege, insn->len);
+        if (a) {
+            o->len -= 2;        /* "}\n" */
+            out_data_json(s, a);
+            out_str(o, "}\n");
+        }
+        break;
+    case OUT_SUMMARY:
+        count_insn(s, insn->addr, insn->privilege, insn->len, insn->branch);
+        if (a) {
+            s->daccesses[a->dtype & 15]++;
+            s->dbytes += 1u << a->dsize;
+        }
+        break;
+    }
+}
+
+/* ETraceDataInsnFn: an instruction paired with its access. */
+static void on_data_insn(void *opaque, const ETraceDecInsn *insn,
+                         uint32_t bits, const ETraceDataAccess *a)
+{
+    (void)bits;
+    out_insn(opaque, insn, a);
+}
+
+/* ETraceInsnFn: one retired instruction. */
+static void on_insn(void *opaque, const ETraceDecInsn *insn)
+{
+    Source *s = opaque;
+    uint32_t bits = 0;
+
+    if (s->dmatch) {
+        insn_bits(s->ctx, insn->addr, insn->len, &bits);
+        etrace_data_match_insn(s->dmatch, insn, bits);
+        return;
+    }
+    out_insn(s, insn, NULL);
+}
+
+/*
+ * ETraceInsnRunFn: straight-line instructions, none a branch.  The
+ * default output and the summary take them in one go.
+ */
+static void on_insn_run(void *opaque, uint64_t addr, unsigned priv,
+                        unsigned n, uint64_t lens4)
+{
+    Source *s = opaque;
+    Ctx *c = s->ctx;
+    uint64_t end = addr;
+
+    for (unsigned i = 0; i < n; i++) {
+        end += lens4 >> i & 1 ? 4 : 2;
+    }
+    if (s->dmatch) {
+        etrace_decoder_run_insns(on_insn, opaque, addr, priv, n, lens4);
+        return;
+    }
+    if (c->mode == OUT_SUMMARY && c->sym_valid && addr >= c->sym_lo &&
+        end <= c->sym_hi) {
+        s->insns += n;
+        s->priv_insns[priv & 7] += n;
+        s->prev_branch = false;
+        s->prev_next = end;
+        c->sym_count[c->sym_cur] += n;
+        return;
+    }
+    if (c->mode == OUT_ADDRESSES && !src_prefixed(c)) {
+        for (unsigned i = 0; i < n; i++) {
+            out_address_line(&c->out, addr);
+            addr += lens4 >> i & 1 ? 4 : 2;
+        }
+        return;
+    }
+    etrace_decoder_run_insns(on_insn, opaque, addr, priv, n, lens4);
+}
+
+/* ---------------------------------------------------------------- events */
+
+static const char *event_name(ETraceDecEventType t)
+{
+    static const char *const names[] = {
+        [ETRACE_DEC_SUPPORT] = "support", [ETRACE_DEC_SYNC] = "sync",
+        [ETRACE_DEC_TRAP] = "trap", [ETRACE_DEC_CONTEXT] = "context",
+        [ETRACE_DEC_NOTIFY] = "notify", [ETRACE_DEC_GAP] = "gap",
+        [ETRACE_DEC_END] = "end", [ETRACE_DEC_ERROR] = "error",
+        [ETRACE_DEC_DATA] = "data",
+    };
+
+    return t < sizeof(names) / sizeof(names[0]) && names[t] ? names[t] :
+           "event";
+}
+
+static const char *qual_name(ETraceQualStatus q)
+{
+    static const char *const names[] = {
+        "no_change", "ended_rep", "trace_lost", "ended_upd",
+    };
+
+    return names[q & 3];
+}
+
+static const char *gap_reason_name(ETraceGapReason r)
+{
+    switch (r) {
+    case ETRACE_GAP_QUALIFICATION:
+        return "qualification";
+    case ETRACE_GAP_TRACE_LOST:
+        return "trace_lost";
+    case ETRACE_GAP_NO_IMAGE:
+        return "no-image";
+    }
+    return "?";
+}
+
+/* The options as the support packet's bits (etrace.h). */
+static uint32_t options_bits(const Ctx *c, const ETraceOptions *o)
+{
+    return etrace_options_pack(&c->params, o);
 }
 
 static void event_fields(Source *s, Fields *f, const ETraceDecEvent *ev)
@@ -578,6 +689,11 @@ static void event_fields(Source *s, Fields *f, const ETraceDecEvent *ev)
         if (ev->last_valid) {
             field_hex(f, "after", ev->address);
         }
+        break;
+    case ETRACE_DEC_DATA:
+        field_str(f, "dtype", dtype_name(ev->data.dtype));
+        field_hex(f, "addr", ev->data.daddr);
+        field_hex(f, "value", ev->data.data);
         break;
     }
     field_u64(f, "offset", s->pkt_offset);
@@ -633,6 +749,32 @@ static void report_error(Source *s, const ETraceDecEvent *ev)
     }
 }
 
+/* A support packet says data trace is on: pair accesses from now on. */
+static void start_data(Source *s, const ETraceOptions *o)
+{
+    Ctx *c = s->ctx;
+
+    s->data_no_address = o->data_no_address;
+    c->options.data_no_value = o->data_no_value;
+    if (!s->dmatch) {
+        s->dmatch = etrace_data_match_new(c->params.iaddress_width_p,
+                                          on_data_insn, s);
+        if (!s->dmatch) {
+            fprintf(stderr, "rvtrace-decode: out of memory\n");
+            exit(EXIT_FAILURE);
+        }
+    }
+}
+
+static void on_data_event(Source *s, const ETraceDecEvent *ev)
+{
+    if (!s->dmatch) {
+        start_data(s, &ev->options);
+    }
+    /* shown on its instruction's line, not as an event */
+    etrace_data_match_access(s->dmatch, &ev->data, s->data_no_address);
+}
+
 /* ETraceEventFn */
 static void on_event(void *opaque, const ETraceDecEvent *ev)
 {
@@ -642,6 +784,18 @@ static void on_event(void *opaque, const ETraceDecEvent *ev)
     if (c->ntrace) {
         s->pkt_offset = ev->offset;
         s->pkt_number = ev->packet;
+    }
+    if (ev->type == ETRACE_DEC_DATA) {
+        on_data_event(s, ev);
+        return;
+    }
+    if (s->dmatch && ev->type != ETRACE_DEC_CONTEXT &&
+        ev->type != ETRACE_DEC_NOTIFY) {
+        /* the accesses of the instructions before it have come */
+        etrace_data_match_flush(s->dmatch);
+    }
+    if (ev->type == ETRACE_DEC_SUPPORT && ev->options.data) {
+        start_data(s, &ev->options);
     }
     switch (ev->type) {
     case ETRACE_DEC_TRAP:
@@ -785,6 +939,19 @@ static void print_packet(Source *s, const ETracePacket *pkt, unsigned n)
     field_u64(&f, "offset", c->offset);
     field_u64(&f, "packet", c->packets);
     field_u64(&f, "bytes", n);
+    if (pkt->data) {
+        field_str(&f, "kind", "data");
+        field_u64(&f, "format", pkt->dp.format);
+        field_u64(&f, "subtype", pkt->dp.subtype);
+        field_u64(&f, "size", pkt->dp.size);
+        field_u64(&f, "diff", pkt->dp.diff);
+        field_hex(&f, "data", pkt->dp.data);
+        field_hex(&f, "operand", pkt->dp.operand);
+        field_hex(&f, "address", pkt->dp.address);
+        field_hex(&f, "csr", pkt->dp.csr);
+        out_str(f.o, f.json ? "}\n" : "\n");
+        return;
+    }
     field_u64(&f, "format", pkt->format);
     if (pkt->format == 3 || pkt->format == 0) {
         field_u64(&f, "subformat", pkt->subformat);
@@ -827,6 +994,10 @@ static void demux_packet(void *opaque, unsigned id, const ETraceFrame *f,
     Ctx *c = opaque;
     Source *s = source_at(c, id, f);
 
+    if (pkt->data) {
+        s->dpackets++;
+        s->dpacket_bytes += f->len;
+    }
     if (c->packets_shown) {
         print_packet(s, pkt, f->len);
     }
@@ -1122,6 +1293,11 @@ static void decode_stream(Ctx *c, Input *in)
     c->deframer = NULL;
     free(buf);
     check_input_read(c, in);
+    for (unsigned i = 0; i < (1u << c->params.src_bits); i++) {
+        if (c->src[i] && c->src[i]->dmatch) {
+            etrace_data_match_flush(c->src[i]->dmatch);
+        }
+    }
 }
 
 /* --------------------------------------------------------------- summary */
@@ -1133,6 +1309,9 @@ typedef struct Totals {
     uint64_t syncs, gaps, gaps_no_image, errors;
     uint64_t priv_insns[8];
     bool priv_unknown;      /* N-trace without Ownership messages */
+    /* data trace */
+    uint64_t daccesses[16], dbytes, dpackets, dpacket_bytes;
+    ETraceDataMatchStats dm;
 } Totals;
 
 static void add_source(Totals *t, const Source *s)
@@ -1170,6 +1349,49 @@ static void add_source(Totals *t, const Source *s)
         t->priv_insns[i] += s->priv_insns[i];
     }
     t->priv_unknown |= s->ctx->ntrace && !s->priv_known;
+    for (unsigned i = 0; i < 16; i++) {
+        t->daccesses[i] += s->daccesses[i];
+    }
+    t->dbytes += s->dbytes;
+    t->dpackets += s->dpackets;
+    t->dpacket_bytes += s->dpacket_bytes;
+    if (s->dmatch) {
+        const ETraceDataMatchStats *m = etrace_data_match_stats(s->dmatch);
+
+        t->dm.matched += m->matched;
+        t->dm.failed_sc += m->failed_sc;
+        t->dm.missing += m->missing;
+        t->dm.mismatched += m->mismatched;
+        t->dm.unmatched += m->unmatched;
+    }
+}
+
+/* Data trace: accesses by type, bytes, packets and what stayed unpaired */
+static void print_data_counts(Output *o, const char *indent, const Totals *t)
+{
+    uint64_t amo = 0, csr = 0;
+
+    if (!t->dpackets) {
+        return;
+    }
+    for (unsigned i = ETRACE_DTYPE_AMO_SWAP; i <= ETRACE_DTYPE_AMO_MIN; i++) {
+        amo += t->daccesses[i];
+    }
+    for (unsigned i = ETRACE_DTYPE_CSR_RW; i <= ETRACE_DTYPE_CSR_RC; i++) {
+        csr += t->daccesses[i];
+    }
+    out_printf(o, "%sdata accesses        %" PRIu64 " (load %" PRIu64
+               ", store %" PRIu64 ", atomic %" PRIu64 ", csr %" PRIu64
+               "), %" PRIu64 " bytes\n", indent, t->dm.matched,
+               t->daccesses[ETRACE_DTYPE_LOAD],
+               t->daccesses[ETRACE_DTYPE_STORE], amo, csr, t->dbytes);
+    out_printf(o, "%sdata packets         %" PRIu64 ", %" PRIu64 " bytes, "
+               "%.2f bits per access\n", indent, t->dpackets,
+               t->dpacket_bytes, 8.0 * t->dpacket_bytes / t->dpackets);
+    out_printf(o, "%sdata unpaired        missing %" PRIu64 ", mismatched %"
+               PRIu64 ", left over %" PRIu64 " (failed sc %" PRIu64 ")\n",
+               indent, t->dm.missing, t->dm.mismatched, t->dm.unmatched,
+               t->dm.failed_sc);
 }
 
 /* "M 120, S 30, U 5": M, S and U always, the others if they occur. */
@@ -1229,6 +1451,7 @@ static void print_counts(Output *o, const char *indent, const Totals *t,
         out_printf(o, "%spackets before sync  %" PRIu64 "\n", indent,
                    t->st.skipped);
     }
+    print_data_counts(o, indent, t);
 }
 
 typedef struct Hot {
@@ -1296,8 +1519,10 @@ static void print_summary(Ctx *c)
                ", skipped %" PRIu64 ", other sources %" PRIu64 ")\n", bytes,
                c->padding, c->skipped_bytes, c->other_bytes);
     if (all.st.instructions) {
+        /* instruction trace only */
         out_printf(&c->out, "bits per instruction %.4f\n",
-                   8.0 * (bytes - c->other_bytes) / all.st.instructions);
+                   8.0 * (bytes - c->other_bytes - all.dpacket_bytes) /
+                   all.st.instructions);
     }
     print_hottest(c, all.insns);
 }
@@ -2013,6 +2238,7 @@ static void free_all(Ctx *c)
     for (unsigned i = 0; c->src && i < (1u << c->params.src_bits); i++) {
         if (c->src[i]) {
             ntrace_decoder_free(c->src[i]->ndec);
+            etrace_data_match_free(c->src[i]->dmatch);
         }
         free(c->src[i]);
     }

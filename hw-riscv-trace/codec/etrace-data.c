@@ -213,36 +213,29 @@ static const char *data_of(const ETraceOptions *o, const ETraceDataPacket *pkt,
     return NULL;
 }
 
-int etrace_data_unpack(const ETraceParams *p, const ETraceOptions *o,
-                       ETraceDataState *st, const uint8_t *buf, size_t len,
+int etrace_data_expand(const ETraceParams *p, const ETraceOptions *o,
+                       ETraceDataState *st, const ETraceDataPacket *pkt,
                        ETraceDataAccess *a, const char **err)
 {
-    ETraceDataPacket pkt;
     unsigned s, aw = p->iaddress_width_p;
-    bool csr, has_addr, full;
-    int n = etrace_data_packet_unpack(p, o, buf, len, &pkt, err);
+    bool has_addr, full = pkt->diff == ETRACE_DDIFF_FULL;
     uint64_t v;
 
-    if (n <= 0) {
-        return n;
-    }
-    access_of(p, &pkt, a);
-    csr = pkt.format == ETRACE_DFMT_CSR;
+    access_of(p, pkt, a);
     s = a->dsize;
-    has_addr = !csr && !o->data_no_address;
-    full = pkt.diff == ETRACE_DDIFF_FULL;
+    has_addr = pkt->format != ETRACE_DFMT_CSR && !o->data_no_address;
     if (!o->data_no_value) {
-        *err = data_of(o, &pkt, st, s, &a->data);
+        *err = data_of(o, pkt, st, s, &a->data);
         if (*err) {
             return -1;
         }
-        a->operand = pkt.operand & mask_of(8u << s);
+        a->operand = pkt->operand & mask_of(8u << s);
     }
     if (has_addr) {
-        bool aligned = pkt.format != ETRACE_DFMT_LOAD + 1 &&
-                       pkt.format != ETRACE_DFMT_STORE + 1;
+        bool aligned = pkt->format != ETRACE_DFMT_LOAD + 1 &&
+                       pkt->format != ETRACE_DFMT_STORE + 1;
 
-        v = (aligned ? pkt.address << s : pkt.address) & mask_of(aw);
+        v = (aligned ? pkt->address << s : pkt->address) & mask_of(aw);
         if (!full && !(st->addr_known & (1u << s))) {
             *err = "differential address without a full one since the sync";
             return -1;
@@ -255,5 +248,18 @@ int etrace_data_unpack(const ETraceParams *p, const ETraceOptions *o,
         st->data[s] = a->data;
         st->data_known |= 1u << s;
     }
-    return n;
+    return 0;
+}
+
+int etrace_data_unpack(const ETraceParams *p, const ETraceOptions *o,
+                       ETraceDataState *st, const uint8_t *buf, size_t len,
+                       ETraceDataAccess *a, const char **err)
+{
+    ETraceDataPacket pkt;
+    int n = etrace_data_packet_unpack(p, o, buf, len, &pkt, err);
+
+    if (n <= 0) {
+        return n;
+    }
+    return etrace_data_expand(p, o, st, &pkt, a, err) ? -1 : n;
 }

@@ -16,6 +16,7 @@
 #include "qemu/osdep.h"
 #include "target/riscv/insn_class.h"
 #include "etrace-decoder.h"
+#include "etrace-data.h"
 #include "etrace-dec-report.h"
 #include "etrace-deframe.h"
 #include "etrace-model.h"
@@ -103,6 +104,7 @@ struct ETraceDecoder {
     /* stream */
     ETraceDeframer *deframer;   /* created by the first etrace_decoder_feed */
     ETraceDecReport rep;    /* the packet being decoded, events */
+    ETraceDataState dstate; /* data trace: since the last format 3 */
 
     /* instruction flow */
     bool synced;
@@ -1155,12 +1157,45 @@ static bool context_packet(ETraceDecoder *d, const ETracePacket *pkt)
     return true;
 }
 
+/*
+ * A data packet: its access, in stream order (etrace-dec-data.h pairs it
+ * with its instruction).  Before the first sync it belongs to no
+ * instruction the decoder will show.
+ */
+static void data_packet(ETraceDecoder *d, const ETracePacket *pkt)
+{
+    ETraceDecEvent ev;
+    ETraceDataAccess a;
+    const char *err;
+
+    d->stats.data_packets++;
+    if (!d->synced) {
+        d->stats.skipped++;
+        return;
+    }
+    if (etrace_data_expand(&d->p, &d->opt, &d->dstate, &pkt->dp, &a, &err)) {
+        error(d, err);
+        return;
+    }
+    event_init(d, &ev, ETRACE_DEC_DATA);
+    ev.data = a;
+    ev.options = d->opt;
+    report(d, &ev);
+}
+
 int etrace_decoder_packet(ETraceDecoder *d, const ETracePacket *pkt)
 {
     etrace_dec_clear(&d->rep);
     d->walked = 0;
+    if (pkt->data) {
+        data_packet(d, pkt);
+        d->rep.number++;
+        return d->rep.err_now ? -1 : 0;
+    }
     d->stats.packets[pkt->format & 3]++;
     if (pkt->format == 3) {
+        /* the encoder sends each size in full after any format 3 */
+        etrace_data_sync(&d->dstate);
         d->stats.f3_subformats[pkt->subformat & 3]++;
         switch (pkt->subformat) {
         case 3:

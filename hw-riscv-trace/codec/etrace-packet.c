@@ -1065,10 +1065,8 @@ int etrace_packet_unpack(const ETraceParams *p, const ETraceOptions *o,
     plen = buf[0] & FRAME_PAYLOAD_LEN;
     pkt->src_id = etrace_frame_source(p, buf);
     if (etrace_frame_flow(buf[0]) == ETRACE_FLOW_DATA) {
-        ETraceDataPacket dp;
-
         pkt->data = true;
-        msg = unpack_data_frame(p, o ? o : &no_options, buf, flen, &dp);
+        msg = unpack_data_frame(p, o ? o : &no_options, buf, flen, &pkt->dp);
     } else {
         msg = unpack_payload(p, o ? o : &no_options, buf + flen - plen, plen,
                              pkt);

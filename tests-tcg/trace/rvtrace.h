@@ -30,6 +30,11 @@
 #define TE_FORMAT(x)    ((x) << 24)
 #define TE_FORMAT_FIELD TE_FORMAT(7)
 #define TE_FORMAT_NTRACE 1
+#define TE_DATA_CONTROL 0x010
+#define TE_DATA_TRACING (1u << 1)
+#define TE_DATA_NO_VALUE (1u << 16)
+#define TE_DATA_NO_ADDR (1u << 17)
+#define TE_DATA_ADDR_DIFF (2u << 18)
 #define TE_DISCOVERY0   0xE00
 #define TE_DISCOVERY1   0xE04
 

@@ -81,24 +81,6 @@ enum {
 };
 
 /*
- * One data packet's fields as sent (etrace-packet.c walks the layouts).
- * address: the byte address or difference, shifted right by size in the
- * aligned formats; csr: the 12-bit address of a CSR packet.
- */
-typedef struct ETraceDataPacket {
-    unsigned format;
-    unsigned subtype;
-    unsigned size;
-    unsigned diff;
-    unsigned data_len;      /* bytes - 1 */
-    unsigned op_len;
-    uint64_t data;
-    uint64_t operand;
-    uint64_t address;
-    unsigned csr;
-} ETraceDataPacket;
-
-/*
  * Pack (returns the frame's length, 0 for a reserved format or a field
  * value its width can not hold) and unpack (as etrace_packet_unpack()).
  */
@@ -143,6 +125,10 @@ size_t etrace_data_pack(const ETraceParams *p, const ETraceOptions *o,
  */
 int etrace_data_unpack(const ETraceParams *p, const ETraceOptions *o,
                        ETraceDataState *st, const uint8_t *buf, size_t len,
+                       ETraceDataAccess *a, const char **err);
+/* The same from an unpacked packet: 0, or -1 with *err. */
+int etrace_data_expand(const ETraceParams *p, const ETraceOptions *o,
+                       ETraceDataState *st, const ETraceDataPacket *pkt,
                        ETraceDataAccess *a, const char **err);
 
 /* The data access of a packed record pair (ETRACE_PB_DATA). */

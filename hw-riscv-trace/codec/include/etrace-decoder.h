@@ -20,6 +20,7 @@
 
 #include "target/riscv/insn_class.h"
 #include "etrace.h"
+#include "etrace-data.h"
 
 typedef struct ETraceDecoder ETraceDecoder;
 
@@ -32,6 +33,11 @@ typedef enum ETraceDecEventType {
     ETRACE_DEC_GAP,         /* no instructions for a while: gap_reason */
     ETRACE_DEC_END,         /* encoder disabled: end of trace */
     ETRACE_DEC_ERROR,       /* bad input: the decoder waits for a sync */
+    /*
+     * A data packet (chapter 7): data, the next access of the stream
+     * (etrace-dec-data.h gives it to its instruction)
+     */
+    ETRACE_DEC_DATA,
 } ETraceDecEventType;
 
 /* Why a GAP leaves instructions out. */
@@ -79,6 +85,8 @@ typedef struct ETraceDecEvent {
     ETraceOptions options;
     /* ERROR */
     const char *error;
+    /* DATA (options: the layout, data_no_address among them) */
+    ETraceDataAccess data;
 } ETraceDecEvent;
 
 /*
@@ -173,6 +181,7 @@ typedef struct ETraceDecStats {
     uint64_t instructions;      /* reconstructed */
     uint64_t skipped;           /* packets ignored while not synchronised */
     uint64_t errors;
+    uint64_t data_packets;      /* data trace packets */
 } ETraceDecStats;
 
 ETraceDecoder *etrace_decoder_new(const ETraceDecoderConfig *cfg);

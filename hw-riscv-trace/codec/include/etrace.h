@@ -172,6 +172,24 @@ typedef enum ETraceQualStatus {
     ETRACE_QUAL_ENDED_UPD = 3,
 } ETraceQualStatus;
 
+/*
+ * One data packet's fields as sent (etrace-packet.c walks the layouts).
+ * address: the byte address or difference, shifted right by size in the
+ * aligned formats; csr: the 12-bit address of a CSR packet.
+ */
+typedef struct ETraceDataPacket {
+    unsigned format;
+    unsigned subtype;
+    unsigned size;
+    unsigned diff;
+    unsigned data_len;      /* bytes - 1 */
+    unsigned op_len;
+    uint64_t data;
+    uint64_t operand;
+    uint64_t address;
+    unsigned csr;
+} ETraceDataPacket;
+
 typedef struct ETracePacket {
     unsigned format;        /* 0..3 */
     unsigned subformat;     /* formats 0 and 3 */
@@ -185,11 +203,9 @@ typedef struct ETracePacket {
     bool thaddr;            /* arch 2.0 only */
     uint64_t tvalepc;
 
-    /*
-     * A data packet (flow 3, etrace-data.h): checked, not unpacked here;
-     * the other fields are 0
-     */
+    /* A data packet (flow 3, etrace-data.h): dp; the other fields are 0 */
     bool data;
+    ETraceDataPacket dp;
 
     /* format 3 subformat 3 (support) */
     bool enable;
