@@ -96,8 +96,14 @@ REG32(TE_DISCOVERY1, 0xE04)
                                  R_TE_DATA_CONTROL_NO_VALUE_MASK | \
                                  R_TE_DATA_CONTROL_NO_ADDR_MASK | \
                                  R_TE_DATA_CONTROL_ADDR_COMPRESS_MASK)
-/* Data accesses of one block: a TB has at most TCG_MAX_INSNS */
-#define TE_DATA_PENDING         512
+/*
+ * Data accesses waiting for their block's last instruction to be
+ * encoded: those of two blocks at most (a TB has at most TCG_MAX_INSNS
+ * instructions), more only while filters leave blocks out.
+ */
+#define TE_DATA_QUEUE           4096
+/* Blocks fed to the codec whose last instruction it has not encoded */
+#define TE_DATA_BLOCKS          8
 /* trTeFormat: E-trace (0) or N-trace (1) */
 #define TE_FORMAT_ETRACE        0
 #define TE_FORMAT_NTRACE        1
@@ -145,6 +151,19 @@ REG32(TE_DISCOVERY1, 0xE04)
 
 OBJECT_DECLARE_SIMPLE_TYPE(RISCVTraceEncoderState, RISCV_TRACE_ENCODER)
 
+/* A data access, of the block record numbered seq */
+typedef struct TEDataAccess {
+    ETraceDataAccess a;
+    uint64_t insn;          /* the instruction's address */
+    uint32_t seq;
+} TEDataAccess;
+
+/* A traced block fed to the codec: record seq, instructions [start, end) */
+typedef struct TEDataBlock {
+    uint64_t start, end;
+    uint32_t seq;
+} TEDataBlock;
+
 struct RISCVTraceEncoderState {
     SysBusDevice parent_obj;
     MemoryRegion mmio;
@@ -190,12 +209,15 @@ struct RISCVTraceEncoderState {
     size_t staged;
     uint8_t stage[TE_STAGE_SIZE + TE_EMIT_COPY];   /* see te_emit() */
 
-    /* Data trace: the accesses of the next block, sent after it */
+    /* Data trace: see te_data_block_done() */
     ETraceDataState dstate;
-    ETraceDataAccess dpending[TE_DATA_PENDING];
-    unsigned ndpending;
+    TEDataAccess *dq;       /* TE_DATA_QUEUE, a ring */
+    unsigned dq_head, dq_len;
+    TEDataBlock dblocks[TE_DATA_BLOCKS];    /* a ring */
+    unsigned db_head, db_len;
+    uint32_t dseq;          /* of the next block record */
+    uint32_t dseq_fed;      /* of the block record being fed */
     uint64_t syncs;         /* format 3 packets when dstate was synced */
-    bool dqualified;        /* the last block passed the filters */
 
     /* The queue: the hart writes head, encoders (with the BQL) tail. */
     RISCVTraceRecord *queue;
@@ -369,9 +391,121 @@ static bool te_ntrace(RISCVTraceEncoderState *te)
     return te->format == TE_FORMAT_NTRACE;
 }
 
+/*
+ * Data trace.  The accesses of a block come before its record, and go out
+ * once the codec encoded the block's last instruction
+ * (etrace_encoder_set_block_done()): after the packets that report its
+ * instructions, before any sync of a later one.  Records are numbered
+ * (dseq) so that the accesses of a block that was filtered out (never
+ * encoded) or of a later run of the same code are told apart.
+ */
+static void te_data_record(RISCVTraceEncoderState *te,
+                           const RISCVTraceRecord *rec)
+{
+    TEDataAccess *d;
+
+    if (te->dq_len == TE_DATA_QUEUE) {
+        return;     /* filters left more out than the queue holds */
+    }
+    d = &te->dq[(te->dq_head + te->dq_len++) % TE_DATA_QUEUE];
+    etrace_data_from_packed(rec, &d->a);
+    /* the block's address comes with its record: te_data_assign() */
+    d->insn = extract64(rec->info, ETRACE_PB_DOFFSET_SHIFT, 16) * 2;
+    d->seq = te->dseq;
+}
+
+/* A block record: its accesses get their instructions' addresses. */
+static void te_data_assign(RISCVTraceEncoderState *te, uint64_t iaddr)
+{
+    for (unsigned i = te->dq_len; i-- > 0;) {
+        TEDataAccess *d = &te->dq[(te->dq_head + i) % TE_DATA_QUEUE];
+
+        if (d->seq != te->dseq) {
+            break;
+        }
+        d->insn = (d->insn + iaddr) & te->addr_mask;
+    }
+    te->dseq_fed = te->dseq++;
+}
+
+/* A traced block goes to the codec (te_encode()). */
+static void te_data_fed(RISCVTraceEncoderState *te, const ETraceBlock *b)
+{
+    TEDataBlock *db;
+
+    if (te->db_len == TE_DATA_BLOCKS) {
+        te->db_head = (te->db_head + 1) % TE_DATA_BLOCKS;   /* cannot be */
+        te->db_len--;
+    }
+    db = &te->dblocks[(te->db_head + te->db_len++) % TE_DATA_BLOCKS];
+    db->start = b->iaddr & te->addr_mask;
+    db->end = db->start + (uint64_t)b->iretire * 2;
+    db->seq = te->dseq_fed;
+}
+
+static void te_data_send(RISCVTraceEncoderState *te, const ETraceDataAccess *a)
+{
+    ETraceStats st;
+    uint8_t buf[ETRACE_MAX_PACKET];
+    size_t len;
+
+    etrace_encoder_stats(te->enc, &st);
+    if (st.packets[3] != te->syncs) {
+        te->syncs = st.packets[3];
+        etrace_data_sync(&te->dstate);
+    }
+    len = etrace_data_pack(&te->params, &te->options, &te->dstate, a, buf);
+    if (len) {
+        te_emit(te, buf, len);
+    }
+}
+
+/*
+ * ETraceBlockDoneFn: the oldest traced block fed was encoded.  Its
+ * accesses go out; those of older records were filtered out.
+ */
+static void te_data_block_done(void *opaque, const ETraceBlock *b)
+{
+    RISCVTraceEncoderState *te = opaque;
+    TEDataBlock db;
+
+    (void)b;
+    if (!te->db_len) {
+        return;
+    }
+    db = te->dblocks[te->db_head];
+    te->db_head = (te->db_head + 1) % TE_DATA_BLOCKS;
+    te->db_len--;
+    while (te->dq_len) {
+        TEDataAccess *d = &te->dq[te->dq_head];
+
+        if (d->seq == db.seq && d->insn >= db.end) {
+            break;      /* the rest of a block the filters split */
+        }
+        if ((int32_t)(d->seq - db.seq) > 0) {
+            break;      /* a later block's */
+        }
+        if (d->seq == db.seq && d->insn >= db.start) {
+            te_data_send(te, &d->a);
+        }
+        te->dq_head = (te->dq_head + 1) % TE_DATA_QUEUE;
+        te->dq_len--;
+    }
+}
+
+/* Tracing starts or stops, or the codec lost packets: nothing waits. */
+static void te_data_reset(RISCVTraceEncoderState *te)
+{
+    te->dq_head = te->dq_len = 0;
+    te->db_head = te->db_len = 0;
+    te->syncs = 0;
+    etrace_data_sync(&te->dstate);
+}
+
 /* The codec of the trace's format lost what the sinks dropped. */
 static void te_codec_lost(RISCVTraceEncoderState *te)
 {
+    te_data_reset(te);
     if (te_ntrace(te)) {
         ntrace_encoder_lost(te->nenc);
     } else {
@@ -394,8 +528,9 @@ static void te_encode(void *opaque, const ETraceBlock *b)
     RISCVTraceEncoderState *te = opaque;
 
     te_trace_block(te, b);
-    if (b->itype != 1 && b->itype != 2) {
-        te->dqualified = b->qualified;
+    if (te->options.data && b->qualified && b->iretire && !b->run &&
+        b->itype != RISCV_ITYPE_EXCEPTION && b->itype != RISCV_ITYPE_INTERRUPT) {
+        te_data_fed(te, b);
     }
     if (te_ntrace(te)) {
         ntrace_encoder_block(te->nenc, b);
@@ -424,6 +559,9 @@ static unsigned te_encode_unpacked(RISCVTraceEncoderState *te,
         }
         etrace_packed_to_block(&te->params, &rec[i], te->context,
                                i ? 0 : te->ctype, &b);
+        if (te->options.data && len == 1 && !b.run) {
+            te_data_assign(te, b.iaddr);
+        }
         if (b.run && etrace_filter_active(&te->filter)) {
             /* reported before the hart knew of the filter: no addresses */
             te_codec_lost(te);
@@ -446,7 +584,7 @@ static unsigned te_encode_blocks(RISCVTraceEncoderState *te,
     if (te->prev_const_rd) {
         n = MIN(n, etrace_packed_len(rec->info));
     }
-    if (etrace_filter_active(&te->filter) ||
+    if (etrace_filter_active(&te->filter) || te->options.data ||
         trace_event_get_state_backends(TRACE_RISCV_TRACE_ENCODER_BLOCK)) {
         k = te_encode_unpacked(te, rec, n);
     } else if (te_ntrace(te)) {
@@ -466,47 +604,6 @@ static unsigned te_encode_blocks(RISCVTraceEncoderState *te,
 
 static void te_finish(RISCVTraceEncoderState *te);
 static void te_update(RISCVTraceEncoderState *te);
-
-/* A data access record: kept until its block is encoded. */
-static void te_data_record(RISCVTraceEncoderState *te,
-                           const RISCVTraceRecord *rec)
-{
-    if (te->ndpending < TE_DATA_PENDING) {
-        etrace_data_from_packed(rec, &te->dpending[te->ndpending++]);
-    }
-}
-
-/*
- * After the block of the pending accesses: their packets, unless the
- * block was filtered out.  An instruction trace sync packet since the
- * last data packet (any format 3: sync, trap, context or support)
- * makes the next one of each size full, so that a decoder starting at
- * that sync can read them.
- */
-static void te_data_send(RISCVTraceEncoderState *te)
-{
-    ETraceStats st;
-    uint8_t buf[ETRACE_MAX_PACKET];
-
-    if (!te->ndpending) {
-        return;
-    }
-    etrace_encoder_stats(te->enc, &st);
-    if (st.packets[3] != te->syncs) {
-        te->syncs = st.packets[3];
-        etrace_data_sync(&te->dstate);
-    }
-    for (unsigned i = 0; te->dqualified && i < te->ndpending; i++) {
-        size_t len = etrace_data_pack(&te->params, &te->options, &te->dstate,
-                                      &te->dpending[i], buf);
-
-        if (len) {
-            te_emit(te, buf, len);
-        }
-    }
-    te->ndpending = 0;
-    te_check_lost(te);
-}
 
 /*
  * Filter and encode records; the BQL is held.  Without filters, runs of
@@ -530,7 +627,7 @@ static unsigned te_encode_records(RISCVTraceEncoderState *te,
             if (i + 2 > n) {
                 break;  /* its second record is in the next batch */
             }
-            if (te->tracing && te->options.data) {
+            if (te->tracing && te->options.data && te->dq) {
                 te_data_record(te, &rec[i]);
             }
             i += 2;
@@ -550,9 +647,6 @@ static unsigned te_encode_records(RISCVTraceEncoderState *te,
             break;      /* a trap, its second record in the next batch */
         }
         i += k;
-        if (te->tracing) {
-            te_data_send(te);
-        }
     }
     te_flush(te);
     return i;
@@ -825,10 +919,7 @@ static bool te_start_codec(RISCVTraceEncoderState *te)
     te->prev_const_rd = 0;
     te->ctype = 0;
     te->budget = te_sink_space(te);
-    te->ndpending = 0;
-    te->syncs = 0;
-    te->dqualified = true;
-    etrace_data_sync(&te->dstate);
+    te_data_reset(te);
     if (te_ntrace(te)) {
         if (!te_start_ntrace(te)) {
             return false;
@@ -837,6 +928,12 @@ static bool te_start_codec(RISCVTraceEncoderState *te)
         te->enc = etrace_encoder_new(&te->params, te_emit, te);
         if (!te->enc) {
             return false;
+        }
+        if (te->options.data) {
+            if (!te->dq) {
+                te->dq = g_new(TEDataAccess, TE_DATA_QUEUE);
+            }
+            etrace_encoder_set_block_done(te->enc, te_data_block_done, te);
         }
         etrace_encoder_start(te->enc, &te->options);
     }
@@ -853,6 +950,7 @@ static void te_end_codec(RISCVTraceEncoderState *te)
     } else {
         etrace_encoder_stop(te->enc);
     }
+    te_data_reset(te);
     te_flush(te);
     for (int i = 0; i < ARRAY_SIZE(te->sink); i++) {
         RISCVTraceSinkClass *sc;
@@ -1322,6 +1420,8 @@ static void te_unrealize(DeviceState *dev)
         te->queue = NULL;
     }
     te_free_codec(te);
+    g_free(te->dq);
+    te->dq = NULL;
 }
 
 /*

@@ -106,7 +106,8 @@ static inline void e2e_filter_setup(unsigned long enc)
  * Trace hart into its RAM sink over buf[0..size), with the options of the
  * command line: trace=F (trTeInstFeatures), syncmode=M syncmax=N,
  * context=1 (trTeContext), stoponwrap=1, filter=range|priv:M, ntrace=M
- * (trTeFormat N-trace in trTeInstMode M: 3 BTM, 6 HTM).
+ * (trTeFormat N-trace in trTeInstMode M: 3 BTM, 6 HTM), data=M (data
+ * trace, tr_data_control()).
  */
 static inline void e2e_trace_start(unsigned hart, void *buf,
                                    unsigned long size)
@@ -129,6 +130,10 @@ static inline void e2e_trace_start(unsigned hart, void *buf,
         control |= TE_CONTEXT;
     }
     e2e_filter_setup(enc);
+    if (rv_arg("data=")) {
+        tr_write(enc, TE_DATA_CONTROL,
+                 tr_data_control(rv_arg_value("data=", 1)));
+    }
     tr_write(enc, TR_CONTROL, control | TE_INST_TRACING);
 }
 

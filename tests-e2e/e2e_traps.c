@@ -6,6 +6,7 @@
  *   a load access fault, an instruction access fault (a call to an
  *   address with no memory), and 600 ecalls back to back;
  * - machine timer interrupts arriving during a computation and in wfi;
+ * - LR/SC pairs (one SC fails), AMOs and CSR read-modify-writes;
  * - a computation in S and in U (entered by mret, left by ecall), with
  *   exceptions taken in M and, delegated by medeleg, in S (sret), and a
  *   timer interrupt taken from U.
@@ -197,6 +198,59 @@ static void privilege_changes(unsigned long round)
     csr_write(CSR_MEDELEG, 0);
 }
 
+/*
+ * Atomics and CSR accesses, for the data trace: an LR/SC pair that
+ * succeeds, one whose SC fails (another address), the AMOs of A, and
+ * read-modify-writes of mtval (free outside trap handlers).
+ */
+static void atomics(unsigned long round)
+{
+    static unsigned long cell[2];
+    static unsigned word;
+    unsigned long t, fail, old;
+
+    asm volatile("lr.w %0, (%2)\n\t"
+                 "addi %0, %0, 1\n\t"
+                 "sc.w %1, %0, (%2)"
+                 : "=&r"(t), "=&r"(fail) : "r"(&word) : "memory");
+    CHECK(fail == 0);
+    asm volatile("lr.w %0, (%2)\n\t"
+                 "sc.w %1, %0, (%3)"
+                 : "=&r"(t), "=&r"(fail) : "r"(&word), "r"(&cell[1])
+                 : "memory");
+    CHECK(fail != 0);
+#if __riscv_xlen == 64
+    asm volatile("lr.d %0, (%2)\n\t"
+                 "addi %0, %0, 3\n\t"
+                 "sc.d %1, %0, (%2)"
+                 : "=&r"(t), "=&r"(fail) : "r"(&cell[0]) : "memory");
+    CHECK(fail == 0);
+    asm volatile("amoadd.d %0, %1, (%2)" : "=r"(old) : "r"(round + 5),
+                 "r"(&cell[0]) : "memory");
+    asm volatile("amomaxu.d %0, %1, (%2)" : "=r"(old) : "r"(-1UL),
+                 "r"(&cell[1]) : "memory");
+#endif
+    asm volatile("amoswap.w %0, %1, (%2)" : "=r"(old) : "r"(round),
+                 "r"(&word) : "memory");
+    asm volatile("amoxor.w %0, %1, (%2)" : "=r"(old) : "r"(0x5a5a),
+                 "r"(&word) : "memory");
+    asm volatile("amoand.w %0, %1, (%2)" : "=r"(old) : "r"(0xff0f),
+                 "r"(&word) : "memory");
+    asm volatile("amoor.w %0, %1, (%2)" : "=r"(old) : "r"(0x100),
+                 "r"(&word) : "memory");
+    asm volatile("amomin.w %0, %1, (%2)" : "=r"(old) : "r"(-7),
+                 "r"(&word) : "memory");
+    asm volatile("amomax.w %0, %1, (%2)" : "=r"(old) : "r"(9),
+                 "r"(&word) : "memory");
+    csr_write(mtval, 0x1234 + round);
+    csr_set(mtval, 0x10000);
+    csr_clear(mtval, 0x4);
+    old = csr_swap(mtval, round);
+    CHECK(old == (((0x1234 + round) | 0x10000) & ~4UL) &&
+          csr_read(mtval) == round);
+    (void)t;
+}
+
 int main(void)
 {
     unsigned long rounds = rv_arg_value("rounds=", 4);
@@ -219,6 +273,7 @@ int main(void)
         exceptions(r);
         fetch_fault();
         trap_storm();
+        atomics(r);
         interrupts(r);
         privilege_changes(r);
         if (!ram && r == 0) {

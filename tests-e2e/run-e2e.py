@@ -39,7 +39,8 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 import compare  # noqa: E402
 
 QEMU_TIMEOUT = 240
@@ -91,6 +92,8 @@ def run_guest(args):
         cmd += ['-trace', 'riscv_trace_encoder_wait,file=events.log']
     else:
         cmd += ['-plugin', args.plugin, '-d', 'plugin', '-D', 'exec.log']
+    if args.memlog:
+        cmd += ['-plugin', args.memlog + ',out=memlog.txt']
     p = run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             text=True, errors='replace', timeout=QEMU_TIMEOUT)
     with open('serial.txt', 'w') as f:
@@ -301,7 +304,22 @@ def run_test(args):
         else:
             decode(args, name, out, extra)
             ok &= compare_hart(args, out, hart, serial)
+        if args.memlog:
+            ok &= compare_data(args, name, extra, hart)
     return ok
+
+
+def compare_data(args, trace, extra, hart):
+    """The decoded data accesses against the memlog plugin's log."""
+    out = 'decoded-data-hart%d.json' % hart
+    decode(args, trace, out, extra + ['--json'])
+    cargs = ['--memlog', 'memlog.txt', '--decoded', out, '--hart',
+             str(hart)]
+    log('$ compare-data.py ' + ' '.join(cargs))
+    p = run([sys.executable, os.path.join(HERE, 'compare-data.py')] + cargs,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    log(p.stdout.rstrip())
+    return p.returncode == 0
 
 
 def main():
@@ -325,7 +343,12 @@ def main():
                     help='keep the files in --workdir when the test passes')
     ap.add_argument('--migrate-after', type=float, metavar='SECONDS',
                     help='migrate the VM to a second QEMU after SECONDS')
+    ap.add_argument('--memlog', metavar='PLUGIN',
+                    help='data trace: log memory accesses with this plugin '
+                    'and compare the decoded ones (compare-data.py)')
     args = ap.parse_args()
+    if args.memlog:
+        args.memlog = os.path.abspath(args.memlog)
     for path in (args.qemu, args.plugin, args.decoder, args.elf):
         if not os.path.exists(path):
             log('run-e2e: %s: not found' % path)

@@ -180,9 +180,19 @@ struct ETraceEncoder {
     ETracePacker packer;
     ETraceEmitFn *emit;
     void *opaque;
+    ETraceBlockDoneFn *block_done;  /* etrace_encoder_set_block_done() */
+    void *block_done_opaque;
 };
 
 /* --------------------------------------------------------- small tools */
+
+/* The pending block's last instruction was evaluated. */
+static inline void block_done(ETraceEncoder *e)
+{
+    if (unlikely(e->block_done)) {
+        e->block_done(e->block_done_opaque, &e->pending);
+    }
+}
 
 static bool is_branch_itype(unsigned itype)
 {
@@ -866,6 +876,7 @@ static void finish_pending(ETraceEncoder *e, const Next *succ)
         }
         e->have_pending = false;
         evaluate(e, &cur, succ);
+        block_done(e);
     }
 }
 
@@ -1092,6 +1103,7 @@ bool report_pending(ETraceEncoder *e, uint64_t next, bool single,
     }
     after_insn(e, act, pending_end(e), true, next);
     e->prev_context = pending->context;
+    block_done(e);
     if (!single) {
         /* b's first instruction */
         e->cur_mispredicted = false;
@@ -1132,6 +1144,7 @@ void send_map(ETraceEncoder *e, const ETraceBlock *b)
         send_branches(e);
     }
     e->prev_implicit_ret = false;
+    block_done(e);
     store_block(e, b, false);
 }
 
@@ -1213,6 +1226,7 @@ void take_quiet_block(ETraceEncoder *e, const ETraceBlock *b, unsigned act)
         take_reporting_block(e, b, act);
         break;
     default:
+        block_done(e);
         store_block(e, b, false);
         break;
     }
@@ -1863,6 +1877,13 @@ void etrace_encoder_lost(ETraceEncoder *e)
     e->lost_pending = true;
     clear_branches(e);
     refresh_fast(e);
+}
+
+void etrace_encoder_set_block_done(ETraceEncoder *e, ETraceBlockDoneFn *fn,
+                                   void *opaque)
+{
+    e->block_done = fn;
+    e->block_done_opaque = opaque;
 }
 
 void etrace_encoder_set_fast_paths(ETraceEncoder *e, bool on)

@@ -12,7 +12,7 @@
  *   iters=N                        repetitions (default 10)
  *   trace=F                        trace with trTeInstFeatures = F
  *                                  (decimal); absent: do not trace
- *   data=M                         and data accesses (data_control())
+ *   data=M                         and data accesses: tr_data_control()
  *   syncmode=M syncmax=N           trTeControl InstSyncMode and
  *                                  InstSyncMax (default: reset values)
  *   sink=pib                       trace to the PIB sink only (machine
@@ -356,22 +356,6 @@ extern uint8_t __heap_start[];
 
 #define TE_SYNC_FIELDS (TE_SYNC_MODE(3) | TE_SYNC_MAX(15))
 
-/*
- * data=M: data trace too, 1 with differential addresses, 2 full ones,
- * 3 addresses only, 4 data only.
- */
-static uint32_t data_control(unsigned long mode)
-{
-    static const uint32_t control[] = {
-        [1] = TE_DATA_ADDR_DIFF,
-        [2] = 0,
-        [3] = TE_DATA_ADDR_DIFF | TE_DATA_NO_VALUE,
-        [4] = TE_DATA_ADDR_DIFF | TE_DATA_NO_ADDR,
-    };
-
-    return TE_DATA_TRACING | control[mode < 5 ? mode : 1];
-}
-
 static void trace_start(uint32_t features, bool pib)
 {
     unsigned long enc = TR_ENC(0);
@@ -391,7 +375,8 @@ static void trace_start(uint32_t features, bool pib)
                   TE_SYNC_MAX(rv_arg_value("syncmax=", 4) & 15);
     }
     if (rv_arg("data=")) {
-        tr_write(enc, TE_DATA_CONTROL, data_control(rv_arg_value("data=", 1)));
+        tr_write(enc, TE_DATA_CONTROL,
+                 tr_data_control(rv_arg_value("data=", 1)));
     }
     tr_write(enc, TR_CONTROL, control | TE_INST_TRACING);
 }

@@ -117,6 +117,22 @@ static inline void tr_encoder_setup(unsigned hart, uint32_t features,
     tr_write(enc, TR_CONTROL, te_control(enc) | TR_ENABLE);
 }
 
+/*
+ * trTeDataControl for data trace mode M (the guests' data=M): 1 with
+ * differential addresses, 2 full ones, 3 addresses only, 4 data only.
+ */
+static inline uint32_t tr_data_control(unsigned long mode)
+{
+    static const uint32_t control[] = {
+        [1] = TE_DATA_ADDR_DIFF,
+        [2] = 0,
+        [3] = TE_DATA_ADDR_DIFF | TE_DATA_NO_VALUE,
+        [4] = TE_DATA_ADDR_DIFF | TE_DATA_NO_ADDR,
+    };
+
+    return TE_DATA_TRACING | control[mode >= 1 && mode <= 4 ? mode : 1];
+}
+
 /* InstTracing and Enable off, then wait until all trace is out. */
 static inline void tr_encoder_stop(unsigned hart)
 {

@@ -555,6 +555,20 @@ void etrace_encoder_stop(ETraceEncoder *e);
  */
 void etrace_encoder_lost(ETraceEncoder *e);
 
+/*
+ * Data trace (etrace-data.h): fn is called each time the last instruction
+ * of a block fed by etrace_encoder_block() was evaluated, with that block
+ * (iaddr and iretire as fed): the packets that report its instructions
+ * are out, none of those after it.  The data packets of the block's
+ * accesses go out there, so that they follow the instruction packets of
+ * their instructions and precede any sync of a later one.  Blocks that
+ * are not traced (not qualified, dropped by lost()) get no call.  Not
+ * called from etrace_encoder_packed(): feed blocks one at a time.
+ */
+typedef void ETraceBlockDoneFn(void *opaque, const ETraceBlock *b);
+void etrace_encoder_set_block_done(ETraceEncoder *e, ETraceBlockDoneFn *fn,
+                                   void *opaque);
+
 /* Counters for benchmarks and tools. */
 typedef struct ETraceStats {
     uint64_t packets[4];    /* per format */
