@@ -31,6 +31,8 @@
 #define INST_FILTERS    0x00C
 #define FILTER0_CONTROL 0x400
 #define COMP0_CONTROL   0x600
+#define DATA_CONTROL    0x010
+#define DATA_FILTERS    0x01C
 #define DISCOVERY0      0xE00
 #define DISCOVERY1      0xE04
 #define INST_TRACING    (1u << 2)
@@ -173,11 +175,43 @@ static void test_encoder_warl(void)
     g_assert_cmphex(rd(qts, ENC(0), FILTER0_CONTROL + 4 * 0x20), ==, 0);
     wr(qts, ENC(0), COMP0_CONTROL + 4 * 0x20, 0xffffffff);
     g_assert_cmphex(rd(qts, ENC(0), COMP0_CONTROL + 4 * 0x20), ==, 0);
-    /* Reserved and data-trace registers read 0 */
-    wr(qts, ENC(0), 0x010, 0xffffffff);
-    g_assert_cmphex(rd(qts, ENC(0), 0x010), ==, 0);
+    /* Reserved registers and the data filters read 0 */
+    wr(qts, ENC(0), DATA_FILTERS, 0xffffffff);
+    g_assert_cmphex(rd(qts, ENC(0), DATA_FILTERS), ==, 0);
     wr(qts, ENC(0), 0x040, 0xffffffff);
     g_assert_cmphex(rd(qts, ENC(0), 0x040), ==, 0);
+    qtest_quit(qts);
+}
+
+/*
+ * trTeDataControl (docs/rvtrace.rst): DataImplemented, differential
+ * addresses after reset; DataAddrCompress 0 or 2; NoValue clears NoAddr;
+ * data trace is E-trace's only.
+ */
+static void test_encoder_data_control(void)
+{
+    QTestState *qts = start_virt(1);
+
+    reset_component(qts, ENC(0));
+    g_assert_cmphex(rd(qts, ENC(0), DATA_CONTROL), ==, 0x80001);
+    wr(qts, ENC(0), DATA_CONTROL, 0xffffffff);
+    g_assert_cmphex(rd(qts, ENC(0), DATA_CONTROL), ==, 0x90003);
+    for (uint32_t compress = 0; compress < 4; compress++) {
+        wr(qts, ENC(0), DATA_CONTROL, 2 | 1u << 17 | compress << 18);
+        g_assert_cmphex(rd(qts, ENC(0), DATA_CONTROL), ==,
+                        3 | 1u << 17 | (compress ? 2u : 0) << 18);
+    }
+    /* N-trace has no data trace; back in E-trace it is off */
+    wr(qts, ENC(0), CONTROL, ACTIVE | FORMAT(1) | INST_MODE(6));
+    g_assert_cmphex(rd(qts, ENC(0), DATA_CONTROL), ==, 0);
+    wr(qts, ENC(0), DATA_CONTROL, 0xffffffff);
+    g_assert_cmphex(rd(qts, ENC(0), DATA_CONTROL), ==, 0);
+    wr(qts, ENC(0), CONTROL, ACTIVE | INST_MODE(6));
+    wr(qts, ENC(0), DATA_CONTROL, 2);
+    g_assert_cmphex(rd(qts, ENC(0), DATA_CONTROL), ==, 3);
+    /* inactive: reads 0 */
+    wr(qts, ENC(0), CONTROL, 0);
+    g_assert_cmphex(rd(qts, ENC(0), DATA_CONTROL), ==, 0);
     qtest_quit(qts);
 }
 
@@ -835,6 +869,8 @@ int main(int argc, char **argv)
     qtest_add_func("/riscv/trace/encoder/active", test_encoder_active);
     qtest_add_func("/riscv/trace/encoder/warl", test_encoder_warl);
     qtest_add_func("/riscv/trace/encoder/discovery", test_encoder_discovery);
+    qtest_add_func("/riscv/trace/encoder/data-control",
+                   test_encoder_data_control);
     qtest_add_func("/riscv/trace/encoder/ntrace", test_encoder_ntrace);
     qtest_add_func("/riscv/trace/ramsink/warl", test_ramsink_warl);
     qtest_add_func("/riscv/trace/smem/support-packets",
