@@ -211,6 +211,7 @@ struct RISCVTraceEncoderState {
 
     /* Data trace: see te_data_block_done() */
     ETraceDataState dstate;
+    ETracePacker dpacker;
     TEDataAccess *dq;       /* TE_DATA_QUEUE, a ring */
     unsigned dq_head, dq_len;
     TEDataBlock dblocks[TE_DATA_BLOCKS];    /* a ring */
@@ -445,16 +446,10 @@ static void te_data_fed(RISCVTraceEncoderState *te, const ETraceBlock *b)
 
 static void te_data_send(RISCVTraceEncoderState *te, const ETraceDataAccess *a)
 {
-    ETraceStats st;
     uint8_t buf[ETRACE_MAX_PACKET];
-    size_t len;
+    size_t len = etrace_data_pack_fast(&te->dpacker, &te->options,
+                                       &te->dstate, a, buf);
 
-    etrace_encoder_stats(te->enc, &st);
-    if (st.packets[3] != te->syncs) {
-        te->syncs = st.packets[3];
-        etrace_data_sync(&te->dstate);
-    }
-    len = etrace_data_pack(&te->params, &te->options, &te->dstate, a, buf);
     if (len) {
         te_emit(te, buf, len);
     }
@@ -476,6 +471,16 @@ static void te_data_block_done(void *opaque, const ETraceBlock *b)
     db = te->dblocks[te->db_head];
     te->db_head = (te->db_head + 1) % TE_DATA_BLOCKS;
     te->db_len--;
+    if (te->dq_len) {
+        ETraceStats st;
+
+        /* a format 3 since the last data packet: the next ones are full */
+        etrace_encoder_stats(te->enc, &st);
+        if (st.packets[3] != te->syncs) {
+            te->syncs = st.packets[3];
+            etrace_data_sync(&te->dstate);
+        }
+    }
     while (te->dq_len) {
         TEDataAccess *d = &te->dq[te->dq_head];
 
@@ -934,6 +939,7 @@ static bool te_start_codec(RISCVTraceEncoderState *te)
                 te->dq = g_new(TEDataAccess, TE_DATA_QUEUE);
             }
             etrace_encoder_set_block_done(te->enc, te_data_block_done, te);
+            etrace_packer_init(&te->dpacker, &te->params);
         }
         etrace_encoder_start(te->enc, &te->options);
     }

@@ -4,7 +4,8 @@
 # 1. speed: each workload (a CoreMark-like branchy mix, a sort, a
 #    call-heavy recursion; iterations for about 0.1 s untraced) without
 #    trace devices, with them idle, and tracing with the default and
-#    with all optimisations, in interleaved rounds; the median of
+#    with all optimisations, and with data trace (data=1: every load,
+#    store, atomic and CSR access too), in interleaved rounds; the median of
 #    per-round ratios to "off", and the ratio of the fastest runs (noise
 #    only adds time);
 # 2. trace size: bits per instruction of each workload for each mode
@@ -116,6 +117,7 @@ configs=(
     "rvtrace=on, idle|virt,rvtrace=on|"
     "tracing, default modes|virt,rvtrace=on|trace=0"
     "tracing, all modes|virt,rvtrace=on|trace=$all"
+    "tracing + data accesses|virt,rvtrace=on|trace=0 data=1"
 )
 
 declare -A times

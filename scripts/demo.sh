@@ -52,6 +52,14 @@ echo "\$ rvtrace-decode --summary --keep-going -e demo-rv64.elf -r rom.bin@0x100
 "$RVPA_BUILD/rvtrace-decode" --summary --keep-going -e "$elf" -r "$work/rom.bin@0x1000" \
     "$work/trace.bin"
 
+# The guest traced running_dot() with data trace on: its accesses on the
+# instructions that made them.
+echo
+echo "\$ rvtrace-decode -d --keep-going -e demo-rv64.elf -r rom.bin@0x1000 trace.bin | grep -m 20 '<running_dot'"
+"$RVPA_BUILD/rvtrace-decode" -d --keep-going -e "$elf" \
+    -r "$work/rom.bin@0x1000" "$work/trace.bin" > "$work/decoded.txt"
+grep -m 20 '<running_dot' "$work/decoded.txt"
+
 # The same run in N-trace (history trace messages): the encoders' default
 # trTeFormat set to N-trace.
 "$qemu" "${args[@]}" -global riscv-trace-encoder.format=ntrace \

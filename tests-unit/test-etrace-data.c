@@ -211,7 +211,8 @@ static ETraceDataAccess random_access(GRand *r, unsigned xlen)
 
 /*
  * Random accesses in every option combination, with syncs at the same
- * points on both sides: the decoder gets back what the options keep.
+ * points on both sides: the decoder gets back what the options keep, and
+ * the fast packer writes the walker's bytes.
  */
 static void test_roundtrip(void)
 {
@@ -225,20 +226,27 @@ static void test_roundtrip(void)
             .data_no_address = (round & 12) == 4,
             .data_no_value = (round & 12) == 8,
         };
-        ETraceDataState enc = { 0 }, dec = { 0 };
+        ETraceDataState enc = { 0 }, dec = { 0 }, fast = { 0 };
+        ETracePacker pk;
 
+        p.src_bits = round % 3 * 4;
+        p.src_id = round & ((1u << p.src_bits) - 1);
+        g_assert_true(etrace_packer_init(&pk, &p));
         for (unsigned i = 0; i < 500; i++) {
             ETraceDataAccess a = random_access(r, xlen), back;
-            uint8_t buf[ETRACE_MAX_PACKET];
+            uint8_t buf[ETRACE_MAX_PACKET], fbuf[ETRACE_MAX_PACKET];
             const char *err = NULL;
             size_t n;
 
             if (g_rand_int_range(r, 0, 50) == 0) {
                 etrace_data_sync(&enc);
                 etrace_data_sync(&dec);
+                etrace_data_sync(&fast);
             }
             n = etrace_data_pack(&p, &o, &enc, &a, buf);
             g_assert_cmpuint(n, >, 0);
+            g_assert_cmpmem(buf, n, fbuf,
+                            etrace_data_pack_fast(&pk, &o, &fast, &a, fbuf));
             g_assert_cmpint(etrace_data_unpack(&p, &o, &dec, buf, n, &back,
                                                &err), ==, n);
             g_assert_cmpuint(back.dtype, ==, a.dtype);

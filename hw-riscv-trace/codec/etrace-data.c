@@ -107,8 +107,9 @@ static void choose_data(const ETraceOptions *o, bool full, uint64_t d,
     }
 }
 
-size_t etrace_data_pack(const ETraceParams *p, const ETraceOptions *o,
-                        ETraceDataState *st, const ETraceDataAccess *a,
+static size_t data_pack(const ETraceParams *p, const ETracePacker *pk,
+                        const ETraceOptions *o, ETraceDataState *st,
+                        const ETraceDataAccess *a,
                         uint8_t buf[ETRACE_MAX_PACKET])
 {
     ETraceDataPacket pkt = { 0 };
@@ -148,7 +149,8 @@ size_t etrace_data_pack(const ETraceParams *p, const ETraceOptions *o,
         pkt.operand = a->operand & dmask;
         pkt.op_len = len_of(pkt.operand);
     }
-    len = etrace_data_packet_pack(p, o, &pkt, buf);
+    len = pk ? etrace_data_packet_pack_fast(pk, o, &pkt, buf) :
+               etrace_data_packet_pack(p, o, &pkt, buf);
     if (len) {
         if (has_addr) {
             st->addr[s] = daddr;
@@ -160,6 +162,20 @@ size_t etrace_data_pack(const ETraceParams *p, const ETraceOptions *o,
         }
     }
     return len;
+}
+
+size_t etrace_data_pack(const ETraceParams *p, const ETraceOptions *o,
+                        ETraceDataState *st, const ETraceDataAccess *a,
+                        uint8_t buf[ETRACE_MAX_PACKET])
+{
+    return data_pack(p, NULL, o, st, a, buf);
+}
+
+size_t etrace_data_pack_fast(const ETracePacker *pk, const ETraceOptions *o,
+                             ETraceDataState *st, const ETraceDataAccess *a,
+                             uint8_t buf[ETRACE_MAX_PACKET])
+{
+    return data_pack(&pk->p, pk, o, st, a, buf);
 }
 
 /* The access a packet describes, up to the compressed fields. */

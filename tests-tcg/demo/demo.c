@@ -2,7 +2,8 @@
  * The project's demo guest: what the CPU offers, as the device tree QEMU
  * built for it says (riscv,isa of hart 0) and as its CSRs say, a CTR
  * history, and an E-trace of a small program, written by the hart's trace
- * encoder into a RAM sink buffer and unpacked here.  Each feature of the
+ * encoder into a RAM sink buffer and unpacked here, and the data trace of
+ * a small function.  Each feature of the
  * project extends it.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -10,6 +11,7 @@
 #include "rvtest.h"
 #include "../pmu/pdis_test.h"
 #include "etrace.h"
+#include "etrace-data.h"
 #include "ntrace.h"
 #include "../trace/rvtrace.h"
 
@@ -224,6 +226,88 @@ static void trace_demo(void)
     CHECK_EQ(tr_read(TR_ENC(0), TR_CONTROL) & TE_STALL_OVERFLOW, 0);
 }
 
+/* A small function whose loads and stores the data trace shows. */
+static long __attribute__((noinline)) running_dot(const int *a, const int *b,
+                                                  long *out, int n)
+{
+    long sum = 0;
+
+    for (int i = 0; i < n; i++) {
+        sum += (long)a[i] * b[i];
+        out[i] = sum;
+    }
+    return sum;
+}
+
+/*
+ * Trace running_dot() with data trace on and show its accesses: the
+ * data packets (flow 3 in the header) among the instruction packets.
+ */
+static void data_trace_demo(void)
+{
+    static const int a[4] = { 3, -1, 4, 1 }, b[4] = { 5, 9, 2, 6 };
+    static long out[4];
+    ETraceParams params;
+    ETraceOptions opts = { 0 };
+    ETraceDataState st = { 0 };
+    unsigned long used, pos = 0, loads = 0, stores = 0;
+
+    if ((te_control(TR_ENC(0)) & TE_FORMAT_FIELD) ==
+        TE_FORMAT(TE_FORMAT_NTRACE)) {
+        return;     /* data trace is E-trace's */
+    }
+    rv_rule("demo: data trace");
+    tr_encoder_setup(0, 0, 0);
+    tr_sink_smem(0, trace_buf, sizeof(trace_buf), 0);
+    tr_discover(0, &params);
+    tr_write(TR_ENC(0), TE_DATA_CONTROL, tr_data_control(1));
+    tr_write(TR_ENC(0), TR_CONTROL, te_control(TR_ENC(0)) | TE_INST_TRACING);
+    CHECK_EQ(running_dot(a, b, out, 4), 20);
+    tr_encoder_stop(0);
+    used = tr_sink_used(0, trace_buf);
+    rv_printf("  data trace of running_dot(), %lu bytes in the RAM sink:\n",
+              used);
+    while (pos < used && trace_buf[pos]) {
+        ETracePacket p;
+        ETraceDataAccess acc;
+        const char *err = "";
+        int n = etrace_packet_unpack(&params, &opts, trace_buf + pos,
+                                     used - pos, &p, &err);
+
+        CHECK(n > 0);
+        if (n <= 0) {
+            break;
+        }
+        if (p.format == 3 && !p.data) {
+            etrace_data_sync(&st);      /* as the encoder does */
+            if (p.subformat == 3) {
+                etrace_options_unpack(&params, p.options, &opts);
+            }
+        }
+        if (p.data) {
+            bool store;
+
+            CHECK_EQ(etrace_data_unpack(&params, &opts, &st, trace_buf + pos,
+                                        n, &acc, &err), n);
+            store = acc.dtype == ETRACE_DTYPE_STORE;
+            /* running_dot()'s own; then the code that stops the trace */
+            if (loads + stores < 12) {
+                rv_printf("    %-5s %u bytes [0x%lx] %s 0x%lx\n",
+                          store ? "store" : "load", 1u << acc.dsize,
+                          (unsigned long)acc.daddr, store ? "<-" : "=",
+                          (unsigned long)acc.data);
+            }
+            loads += acc.dtype == ETRACE_DTYPE_LOAD;
+            stores += store;
+        }
+        pos += n;
+    }
+    rv_printf("    ... %lu loads and %lu stores in all, the code that stops "
+              "the trace included\n", loads, stores);
+    /* a[i] and b[i], out[i] */
+    CHECK(loads >= 8 && stores >= 4);
+}
+
 /* -------------------------------------------------- PMU sampling */
 
 #define CSR_SHPMSPC     0x5e0
@@ -378,5 +462,6 @@ int main(void)
     pmu_sampling();
     pdis_profile();
     trace_demo();
+    data_trace_demo();
     return 0;
 }

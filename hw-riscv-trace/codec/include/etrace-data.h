@@ -87,6 +87,11 @@ enum {
 size_t etrace_data_packet_pack(const ETraceParams *p, const ETraceOptions *o,
                                const ETraceDataPacket *pkt,
                                uint8_t buf[ETRACE_MAX_PACKET]);
+/* The same bytes, faster for loads and stores (etrace_packer_init()). */
+size_t etrace_data_packet_pack_fast(const ETracePacker *pk,
+                                    const ETraceOptions *o,
+                                    const ETraceDataPacket *pkt,
+                                    uint8_t buf[ETRACE_MAX_PACKET]);
 int etrace_data_packet_unpack(const ETraceParams *p, const ETraceOptions *o,
                               const uint8_t *buf, size_t len,
                               ETraceDataPacket *pkt, const char **err);
@@ -115,6 +120,10 @@ static inline void etrace_data_sync(ETraceDataState *st)
 size_t etrace_data_pack(const ETraceParams *p, const ETraceOptions *o,
                         ETraceDataState *st, const ETraceDataAccess *a,
                         uint8_t buf[ETRACE_MAX_PACKET]);
+/* The same with the fast packer of pk's parameters (the encoder's). */
+size_t etrace_data_pack_fast(const ETracePacker *pk, const ETraceOptions *o,
+                             ETraceDataState *st, const ETraceDataAccess *a,
+                             uint8_t buf[ETRACE_MAX_PACKET]);
 
 /*
  * Unpack the data packet that buf[0..len) starts with (its header's flow
