@@ -76,7 +76,7 @@ REG32(TE_DATA_CONTROL, 0x010)   /* trTeDataControl */
     FIELD(TE_DATA_CONTROL, NO_VALUE, 16, 1)
     FIELD(TE_DATA_CONTROL, NO_ADDR, 17, 1)
     FIELD(TE_DATA_CONTROL, ADDR_COMPRESS, 18, 2)
-REG32(TE_DATA_FILTERS, 0x01C)   /* trTeDataFilters: none, reads 0 */
+REG32(TE_DATA_FILTERS, 0x01C)   /* trTeDataFilters: etrace-filter.h */
 REG32(TE_DISCOVERY0, 0xE00)     /* this implementation's own */
 REG32(TE_DISCOVERY1, 0xE04)
 
@@ -162,6 +162,7 @@ typedef struct TEDataAccess {
 typedef struct TEDataBlock {
     uint64_t start, end;
     uint32_t seq;
+    uint8_t priv;
 } TEDataBlock;
 
 struct RISCVTraceEncoderState {
@@ -442,6 +443,7 @@ static void te_data_fed(RISCVTraceEncoderState *te, const ETraceBlock *b)
     db->start = b->iaddr & te->addr_mask;
     db->end = db->start + (uint64_t)b->iretire * 2;
     db->seq = te->dseq_fed;
+    db->priv = b->priv;
 }
 
 static void te_data_send(RISCVTraceEncoderState *te, const ETraceDataAccess *a)
@@ -490,7 +492,10 @@ static void te_data_block_done(void *opaque, const ETraceBlock *b)
         if ((int32_t)(d->seq - db.seq) > 0) {
             break;      /* a later block's */
         }
-        if (d->seq == db.seq && d->insn >= db.start) {
+        if (d->seq == db.seq && d->insn >= db.start &&
+            (!te->options.data_filtered ||
+             etrace_filter_data(&te->filter, d->a.dtype, d->a.dsize,
+                                d->a.daddr, d->insn, db.priv, te->context))) {
             te_data_send(te, &d->a);
         }
         te->dq_head = (te->dq_head + 1) % TE_DATA_QUEUE;
@@ -840,6 +845,7 @@ static void te_options(RISCVTraceEncoderState *te, ETraceOptions *o)
                                         NO_ADDR);
         o->data_full_address = FIELD_EX32(te->data_control, TE_DATA_CONTROL,
                                           ADDR_COMPRESS) == TE_DATA_ADDR_FULL;
+        o->data_filtered = te->filter.data_filters != 0;
     }
 }
 
@@ -1317,8 +1323,6 @@ static void te_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
         te->inst_features = te_legal_features(te, val);
     } else if (addr == A_TE_DATA_CONTROL) {
         te->data_control = te_legal_data_control(te, te->data_control, val);
-    } else if (addr == A_TE_DATA_FILTERS) {
-        /* no data filters: data accesses follow their instructions */
     } else if (etrace_filter_is_reg(addr)) {
         te_write_filter(te, addr, val);
     } else {
@@ -1458,6 +1462,9 @@ static const VMStateDescription vmstate_te = {
         VMSTATE_UINT32(inst_features, RISCVTraceEncoderState),
         VMSTATE_UINT32(data_control, RISCVTraceEncoderState),
         VMSTATE_UINT32(filter.inst_filters, RISCVTraceEncoderState),
+        VMSTATE_UINT32(filter.data_filters, RISCVTraceEncoderState),
+        VMSTATE_UINT32_ARRAY(filter.filter_match_data, RISCVTraceEncoderState,
+                             ETRACE_NUM_FILTERS),
         VMSTATE_UINT32_ARRAY(filter.filter_control, RISCVTraceEncoderState,
                              ETRACE_NUM_FILTERS),
         VMSTATE_UINT32_ARRAY(filter.filter_match_inst,

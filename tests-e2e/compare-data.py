@@ -5,6 +5,7 @@
 # plugin's log), for one hart.
 #
 #   compare-data.py --memlog LOG --decoded JSON --hart N [--min N]
+#                   [--filtered KIND,...]
 #
 # The decoded accesses start where tracing started: the first of them is
 # found in the log (with the next ones, so that a loop does not match an
@@ -14,6 +15,10 @@
 # stored, the log's what it read: not compared).  Log accesses that the
 # data trace does not report are skipped only if they are a failed SC's
 # (an "rmw" with no decoded access).  CSR accesses are no memory accesses.
+#
+# With data filters (--filtered load,store: the kinds they pass) the
+# accesses are not on instructions but "data" events: they are compared
+# with the log's accesses of those kinds, in order, without the PC.
 #
 # Copyright (c) 2026 The rvpa authors
 # SPDX-License-Identifier: GPL-2.0-or-later
@@ -54,12 +59,17 @@ def read_decoded(path):
             if not line.startswith('{'):
                 continue
             rec = json.loads(line)
+            if rec.get('type') == 'data':      # filtered: no instruction
+                rec = {'addr': None, 'data': rec}
+            elif rec.get('type') != 'insn':
+                continue
             d = rec.get('data')
-            if rec.get('type') != 'insn' or not d:
+            if not d:
                 continue
             if d['dtype'].startswith('csr'):
                 continue
-            out.append((int(rec['addr'], 16), d['dtype'],
+            out.append((int(rec['addr'], 16) if rec['addr'] else None,
+                        d['dtype'],
                         int(d['addr'], 16) if 'addr' in d else None,
                         d['size'],
                         int(d['value'], 16) if 'value' in d else None))
@@ -77,7 +87,9 @@ def kind_fits(dtype, kind):
 def same(dec, log):
     pc, dtype, addr, size, value = dec
     lpc, kind, laddr, lsize, loaded, stored = log
-    if pc != lpc or not kind_fits(dtype, kind) or size != lsize:
+    if pc is not None and pc != lpc:
+        return False
+    if not kind_fits(dtype, kind) or size != lsize:
         return False
     if addr is not None and addr != laddr:
         return False
@@ -98,8 +110,8 @@ def start_of(dec, log):
 
 
 def show(rec):
-    return '%x %s %s size %d value %s' % (
-        rec[0], rec[1], hex(rec[2]) if rec[2] is not None else '?', rec[3],
+    return '%s %s %s size %d value %s' % (
+        '%x' % rec[0] if rec[0] is not None else '-', rec[1], hex(rec[2]) if rec[2] is not None else '?', rec[3],
         hex(rec[4]) if rec[4] is not None else '?') + (
         ' stored %s' % hex(rec[5]) if len(rec) > 5 and rec[5] is not None
         else '')
@@ -112,8 +124,13 @@ def main(argv):
     ap.add_argument('--hart', type=int, default=0)
     ap.add_argument('--min', type=int, default=100,
                     help='fewest decoded accesses that pass')
+    ap.add_argument('--filtered', metavar='KINDS',
+                    help='data filters passed only these log kinds')
     args = ap.parse_args(argv)
     log = read_memlog(args.memlog, args.hart)
+    if args.filtered:
+        kinds = args.filtered.split(',')
+        log = [rec for rec in log if rec[1] in kinds]
     dec = read_decoded(args.decoded)
     print('memlog: %d accesses of hart %d; decoded: %d accesses' %
           (len(log), args.hart, len(dec)))

@@ -314,7 +314,7 @@ def compare_data(args, trace, extra, hart):
     out = 'decoded-data-hart%d.json' % hart
     decode(args, trace, out, extra + ['--json'])
     cargs = ['--memlog', 'memlog.txt', '--decoded', out, '--hart',
-             str(hart)]
+             str(hart)] + args.compare_data_arg
     log('$ compare-data.py ' + ' '.join(cargs))
     p = run([sys.executable, os.path.join(HERE, 'compare-data.py')] + cargs,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -343,6 +343,7 @@ def main():
                     help='keep the files in --workdir when the test passes')
     ap.add_argument('--migrate-after', type=float, metavar='SECONDS',
                     help='migrate the VM to a second QEMU after SECONDS')
+    ap.add_argument('--compare-data-arg', action='append', default=[])
     ap.add_argument('--memlog', metavar='PLUGIN',
                     help='data trace: log memory accesses with this plugin '
                     'and compare the decoded ones (compare-data.py)')

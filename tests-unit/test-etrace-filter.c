@@ -14,12 +14,14 @@
 
 /* Register offsets (TCI). */
 #define INST_FILTERS        0x00c
+#define DATA_FILTERS        0x01c
 #define FREG(i, r)          (0x400 + 0x20 * (i) + (r))
 #define CREG(j, r)          (0x600 + 0x20 * (j) + (r))
 #define F_CONTROL           0x00
 #define F_MATCH_INST        0x04
 #define F_ECAUSE_LOW        0x08
 #define F_ECAUSE_HIGH       0x0c
+#define F_MATCH_DATA        0x18
 #define C_CONTROL           0x00
 #define C_PMATCH_LOW        0x10
 #define C_PMATCH_HIGH       0x14
@@ -35,6 +37,8 @@
 #define F_COMP2(j)          ((1u << 8) | (uint32_t)(j) << 9)
 #define F_COMP3(j)          ((1u << 12) | (uint32_t)(j) << 13)
 #define MI_INTERRUPT        (1u << 8)
+#define F_MATCH_DTYPE       (1u << 24)
+#define F_MATCH_DSIZE       (1u << 25)
 
 /* trTeComp<j>Control fields. */
 enum { IN_IADDR, IN_CONTEXT, IN_TVAL, IN_DADDR };
@@ -212,8 +216,14 @@ static uint32_t all_ones_filter(unsigned reg, const ETraceParams *p)
 
     switch (reg) {
     case F_CONTROL:
-        /* 0..16 but bits 7, 11, 15 (index MSBs) and 16 (impdef) */
-        return 0x777f;
+        /*
+         * 0..16 but bits 7, 11, 15 (index MSBs) and 16 (impdef);
+         * MatchDtype (24), MatchDsize (25)
+         */
+        return 0x0300777f;
+    case F_MATCH_DATA:
+        /* the dtypes of table 4.9, dsize 0..3 */
+        return 0x000f7f73;
     case F_MATCH_INST:
         return MI_INTERRUPT | (p->privilege_width_p >= 3 ? 0xff : 0x0f);
     case F_ECAUSE_LOW:
@@ -221,7 +231,7 @@ static uint32_t all_ones_filter(unsigned reg, const ETraceParams *p)
     case F_ECAUSE_HIGH:
         return wide_cause ? 0xffffffff : 0;
     default:
-        return 0;   /* impdef, data match, reserved */
+        return 0;   /* impdef, reserved */
     }
 }
 
@@ -231,8 +241,8 @@ static uint32_t all_ones_comp(unsigned reg, const ETraceParams *p)
 
     switch (reg) {
     case C_CONTROL:
-        /* PInput/SInput 3 (daddr) rejected; bits 7, 11, 31:16 reserved */
-        return 0xf770;
+        /* bits 7, 11, 31:16 reserved */
+        return 0xf77f;
     case C_PMATCH_LOW:
     case C_SMATCH_LOW:
         return 0xffffffff;
@@ -253,7 +263,7 @@ static void check_all_ones(const ETraceParams *p)
     for (unsigned off = 0; off < 0x1000; off += 4) {
         uint32_t expect = 0;
 
-        if (off == INST_FILTERS) {
+        if (off == INST_FILTERS || off == DATA_FILTERS) {
             expect = 0xf;
         } else if (off >= 0x400 && off < 0x400 + 4 * 0x20) {
             expect = all_ones_filter(off % 0x20, p);
@@ -308,18 +318,58 @@ static void test_warl_comp_index(void)
     g_assert_false(qualified(&f, block(0x2000, 4, 4, IT_NONE, PRIV_U)));
 }
 
-/* PInput/SInput 3 (daddr) keep the previous input. */
+/* PInput/SInput 3 (daddr) are inputs like the others. */
 static void test_warl_daddr_input(void)
 {
     ETraceFilter f;
 
     init(&f, false);
     etrace_filter_write(&f, CREG(2, C_CONTROL),
-                        comp_ctl(IN_CONTEXT, EQ, IN_TVAL, EQ, MODE_P));
-    etrace_filter_write(&f, CREG(2, C_CONTROL),
                         comp_ctl(IN_DADDR, NE, IN_DADDR, LT, MODE_P_AND_S));
     g_assert_cmphex(etrace_filter_read(&f, CREG(2, C_CONTROL)), ==,
-                    comp_ctl(IN_CONTEXT, NE, IN_TVAL, LT, MODE_P_AND_S));
+                    comp_ctl(IN_DADDR, NE, IN_DADDR, LT, MODE_P_AND_S));
+}
+
+/*
+ * Data filters: trTeDataFilters selects them; dtype and dsize bitmaps,
+ * privilege, and comparators on daddr and iaddr, ANDed in a filter,
+ * ORed between filters; without a data filter every access passes.
+ */
+static void test_data_filters(void)
+{
+    ETraceFilter f;
+
+    init(&f, false);
+    g_assert_true(etrace_filter_data(&f, 0, 3, 0x1000, 0x80, PRIV_M, 0));
+    /* filter 0: stores of 4 or 8 bytes in S mode */
+    etrace_filter_write(&f, FREG(0, F_CONTROL), F_ENABLE | F_MATCH_DTYPE |
+                        F_MATCH_DSIZE | F_MATCH_PRIV);
+    etrace_filter_write(&f, FREG(0, F_MATCH_DATA), 1u << 1 | 0xcu << 16);
+    etrace_filter_write(&f, FREG(0, F_MATCH_INST), 1u << PRIV_S);
+    etrace_filter_write(&f, DATA_FILTERS, 1);
+    g_assert_false(etrace_filter_active(&f));   /* instructions: all */
+    g_assert_true(etrace_filter_data(&f, 1, 3, 0x1000, 0x80, PRIV_S, 0));
+    g_assert_true(etrace_filter_data(&f, 1, 2, 0x1000, 0x80, PRIV_S, 0));
+    g_assert_false(etrace_filter_data(&f, 1, 1, 0x1000, 0x80, PRIV_S, 0));
+    g_assert_false(etrace_filter_data(&f, 0, 3, 0x1000, 0x80, PRIV_S, 0));
+    g_assert_false(etrace_filter_data(&f, 1, 3, 0x1000, 0x80, PRIV_M, 0));
+    /* filter 1, ORed: any access to [0x2000, 0x2100) */
+    set_comp(&f, 0, comp_ctl(IN_DADDR, GE, IN_DADDR, LT, MODE_P_AND_S),
+             0x2000, 0x2100);
+    etrace_filter_write(&f, FREG(1, F_CONTROL), F_ENABLE | F_COMP1(0));
+    etrace_filter_write(&f, DATA_FILTERS, 3);
+    g_assert_true(etrace_filter_data(&f, 0, 0, 0x20ff, 0x80, PRIV_M, 0));
+    g_assert_false(etrace_filter_data(&f, 0, 0, 0x2100, 0x80, PRIV_M, 0));
+    g_assert_true(etrace_filter_data(&f, 1, 3, 0x2100, 0x80, PRIV_S, 0));
+    /* a filter not enabled matches nothing */
+    etrace_filter_write(&f, FREG(1, F_CONTROL), F_COMP1(0));
+    g_assert_false(etrace_filter_data(&f, 0, 0, 0x2000, 0x80, PRIV_M, 0));
+    /* iaddr: the access's instruction */
+    set_comp(&f, 1, comp_ctl(IN_IADDR, EQ, IN_IADDR, TRUE7, MODE_P),
+             0x84, 0);
+    etrace_filter_write(&f, FREG(1, F_CONTROL), F_ENABLE | F_COMP1(1));
+    g_assert_true(etrace_filter_data(&f, 0, 0, 0, 0x84, PRIV_M, 0));
+    g_assert_false(etrace_filter_data(&f, 0, 0, 0, 0x86, PRIV_M, 0));
 }
 
 /* ------------------------------------------------------- qualification */
@@ -855,12 +905,17 @@ static void test_reset_and_post_load(void)
     loaded.active = false;
     loaded.comp_control[1] = 0xffffffff;
     loaded.filter_control[3] = 0xffffffff;
+    loaded.filter_match_data[0] = 0xffffffff;
+    loaded.data_filters = 0xffffffff;
     etrace_filter_post_load(&loaded);
+    g_assert_cmphex(etrace_filter_read(&loaded, FREG(0, F_MATCH_DATA)), ==,
+                    0x000f7f73);
+    g_assert_cmphex(etrace_filter_read(&loaded, DATA_FILTERS), ==, 0xf);
     g_assert_true(etrace_filter_active(&loaded));
     g_assert_cmphex(etrace_filter_read(&loaded, CREG(1, C_CONTROL)), ==,
-                    0xf770);
+                    0xf77f);
     g_assert_cmphex(etrace_filter_read(&loaded, FREG(3, F_CONTROL)), ==,
-                    0x777f);
+                    0x0300777f);
 }
 
 /* ----------------------------------------------------------- robustness */
@@ -1045,6 +1100,7 @@ int main(int argc, char **argv)
     g_test_add_func("/etrace-filter/warl/comp-index", test_warl_comp_index);
     g_test_add_func("/etrace-filter/warl/daddr-input",
                     test_warl_daddr_input);
+    g_test_add_func("/etrace-filter/data", test_data_filters);
     g_test_add_func("/etrace-filter/fast-path", test_fast_path);
     g_test_add_func("/etrace-filter/selected-disabled",
                     test_selected_disabled);

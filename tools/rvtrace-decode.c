@@ -66,6 +66,8 @@ typedef struct Source {
     /* data trace: the accesses on their instructions, once it is on */
     ETraceDataMatch *dmatch;
     bool data_no_address;   /* the data packets' layout */
+    bool data_filtered;     /* ... and not every access is in them */
+    uint64_t dfiltered;     /* accesses shown as events: filtered */
     uint64_t daccesses[16]; /* by dtype */
     uint64_t dbytes;        /* accessed */
     uint64_t dpackets, dpacket_bytes;
@@ -692,8 +694,17 @@ static void event_fields(Source *s, Fields *f, const ETraceDecEvent *ev)
         break;
     case ETRACE_DEC_DATA:
         field_str(f, "dtype", dtype_name(ev->data.dtype));
-        field_hex(f, "addr", ev->data.daddr);
-        field_hex(f, "value", ev->data.data);
+        field_u64(f, "size", 1u << ev->data.dsize);
+        if (!ev->options.data_no_address ||
+            ev->data.dtype >= ETRACE_DTYPE_CSR_RW) {
+            field_hex(f, "addr", ev->data.daddr);
+        }
+        if (!ev->options.data_no_value) {
+            field_hex(f, "value", ev->data.data);
+            if (ev->data.dtype >= ETRACE_DTYPE_CSR_RW) {
+                field_hex(f, "operand", ev->data.operand);
+            }
+        }
         break;
     }
     field_u64(f, "offset", s->pkt_offset);
@@ -756,7 +767,8 @@ static void start_data(Source *s, const ETraceOptions *o)
 
     s->data_no_address = o->data_no_address;
     c->options.data_no_value = o->data_no_value;
-    if (!s->dmatch) {
+    s->data_filtered = o->data_filtered;
+    if (!s->dmatch && !s->data_filtered) {
         s->dmatch = etrace_data_match_new(c->params.iaddress_width_p,
                                           on_data_insn, s);
         if (!s->dmatch) {
@@ -768,11 +780,24 @@ static void start_data(Source *s, const ETraceOptions *o)
 
 static void on_data_event(Source *s, const ETraceDecEvent *ev)
 {
-    if (!s->dmatch) {
+    if (!s->dmatch && !s->data_filtered) {
         start_data(s, &ev->options);
     }
-    /* shown on its instruction's line, not as an event */
-    etrace_data_match_access(s->dmatch, &ev->data, s->data_no_address);
+    if (s->dmatch) {
+        /* shown on its instruction's line, not as an event */
+        etrace_data_match_access(s->dmatch, &ev->data, s->data_no_address);
+        return;
+    }
+    /*
+     * Data filters leave accesses out: which instruction made one is
+     * unknown.  They are shown as events, where their packets are.
+     */
+    s->daccesses[ev->data.dtype & 15]++;
+    s->dbytes += 1u << ev->data.dsize;
+    s->dfiltered++;
+    if (s->ctx->events && s->ctx->mode != OUT_SUMMARY) {
+        print_event(s, ev);
+    }
 }
 
 /* ETraceEventFn */
@@ -1310,7 +1335,7 @@ typedef struct Totals {
     uint64_t priv_insns[8];
     bool priv_unknown;      /* N-trace without Ownership messages */
     /* data trace */
-    uint64_t daccesses[16], dbytes, dpackets, dpacket_bytes;
+    uint64_t daccesses[16], dbytes, dpackets, dpacket_bytes, dfiltered;
     ETraceDataMatchStats dm;
 } Totals;
 
@@ -1355,6 +1380,7 @@ static void add_source(Totals *t, const Source *s)
     t->dbytes += s->dbytes;
     t->dpackets += s->dpackets;
     t->dpacket_bytes += s->dpacket_bytes;
+    t->dfiltered += s->dfiltered;
     if (s->dmatch) {
         const ETraceDataMatchStats *m = etrace_data_match_stats(s->dmatch);
 
@@ -1382,12 +1408,16 @@ static void print_data_counts(Output *o, const char *indent, const Totals *t)
     }
     out_printf(o, "%sdata accesses        %" PRIu64 " (load %" PRIu64
                ", store %" PRIu64 ", atomic %" PRIu64 ", csr %" PRIu64
-               "), %" PRIu64 " bytes\n", indent, t->dm.matched,
+               "), %" PRIu64 " bytes\n", indent, t->dm.matched + t->dfiltered,
                t->daccesses[ETRACE_DTYPE_LOAD],
                t->daccesses[ETRACE_DTYPE_STORE], amo, csr, t->dbytes);
     out_printf(o, "%sdata packets         %" PRIu64 ", %" PRIu64 " bytes, "
                "%.2f bits per access\n", indent, t->dpackets,
                t->dpacket_bytes, 8.0 * t->dpacket_bytes / t->dpackets);
+    if (t->dfiltered) {
+        out_printf(o, "%sdata filtered        %" PRIu64 " accesses not paired "
+                   "with instructions\n", indent, t->dfiltered);
+    }
     out_printf(o, "%sdata unpaired        missing %" PRIu64 ", mismatched %"
                PRIu64 ", left over %" PRIu64 " (failed sc %" PRIu64 ")\n",
                indent, t->dm.missing, t->dm.mismatched, t->dm.unmatched,

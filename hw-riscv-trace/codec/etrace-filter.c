@@ -67,10 +67,15 @@ static uint64_t width_mask(unsigned width)
     return width >= 64 ? UINT64_MAX : (UINT64_C(1) << width) - 1;
 }
 
+/* MatchData: the dtypes of table 4.9 (15:0), dsize 0 to 3 (23:16) */
+#define MATCH_DATA_MASK     0x000f7f73u
+#define MATCH_DATA_DSIZE    16
+
 static uint32_t filter_control_mask(void)
 {
     uint32_t mask = ETRACE_FCTL_ENABLE | ETRACE_FCTL_MATCH_PRIV |
-                    ETRACE_FCTL_MATCH_ECAUSE | ETRACE_FCTL_MATCH_INTERRUPT;
+                    ETRACE_FCTL_MATCH_ECAUSE | ETRACE_FCTL_MATCH_INTERRUPT |
+                    ETRACE_FCTL_MATCH_DTYPE | ETRACE_FCTL_MATCH_DSIZE;
 
     for (unsigned k = 0; k < 3; k++) {
         mask |= ETRACE_FCTL_MATCH_COMP(k) |
@@ -151,6 +156,7 @@ typedef struct BlockInputs {
     uint32_t filters_ok;    /* selected filters whose block conditions hold */
     uint64_t context;
     uint64_t tval;
+    uint64_t daddr;         /* a data access's; 0 for instructions */
 } BlockInputs;
 
 static uint64_t input_mask(const ETraceFilter *f, unsigned input)
@@ -158,6 +164,7 @@ static uint64_t input_mask(const ETraceFilter *f, unsigned input)
     switch (input) {
     case ETRACE_COMP_IADDR:
     case ETRACE_COMP_TVAL:
+    case ETRACE_COMP_DADDR:     /* daddress_width_p = iaddress_width_p */
         return f->iaddr_mask;
     case ETRACE_COMP_CONTEXT:
         return f->context_mask;
@@ -177,7 +184,7 @@ static uint64_t input_value(unsigned input, uint64_t iaddr,
     case ETRACE_COMP_TVAL:
         return in->tval;
     default:
-        return 0;
+        return in->daddr;
     }
 }
 
@@ -341,6 +348,7 @@ void etrace_filter_reset(ETraceFilter *f)
     memset(f->filter_control, 0, sizeof(f->filter_control));
     memset(f->filter_match_inst, 0, sizeof(f->filter_match_inst));
     memset(f->filter_match_ecause, 0, sizeof(f->filter_match_ecause));
+    memset(f->filter_match_data, 0, sizeof(f->filter_match_data));
     memset(f->comp_control, 0, sizeof(f->comp_control));
     memset(f->comp_pmatch, 0, sizeof(f->comp_pmatch));
     memset(f->comp_smatch, 0, sizeof(f->comp_smatch));
@@ -349,6 +357,7 @@ void etrace_filter_reset(ETraceFilter *f)
     memset(f->trap_interrupt, 0, sizeof(f->trap_interrupt));
     memset(f->trap_tval, 0, sizeof(f->trap_tval));
     f->inst_filters = 0;
+    f->data_filters = 0;
     f->trap_depth = 0;
     f->prev_qualified = true;
     update_derived(f);
@@ -379,15 +388,6 @@ void etrace_filter_init(ETraceFilter *f, const ETraceParams *p,
     etrace_filter_reset(f);
 }
 
-/* An input field of 3 (daddr) is not legal here: keep the old value. */
-static uint32_t legal_input(uint32_t old, uint32_t value, unsigned shift)
-{
-    if (FIELD2(value, shift) == ETRACE_COMP_DADDR) {
-        value = (value & ~(3u << shift)) | (old & (3u << shift));
-    }
-    return value;
-}
-
 void etrace_filter_post_load(ETraceFilter *f)
 {
     f->inst_filters &= ALL_FILTERS;
@@ -395,13 +395,11 @@ void etrace_filter_post_load(ETraceFilter *f)
         f->filter_control[i] &= filter_control_mask();
         f->filter_match_inst[i] &= f->priv_mask | ETRACE_FMI_VALUE_INTERRUPT;
         f->filter_match_ecause[i] &= f->ecause_mask;
+        f->filter_match_data[i] &= MATCH_DATA_MASK;
     }
+    f->data_filters &= ALL_FILTERS;
     for (unsigned j = 0; j < ETRACE_NUM_COMPARATORS; j++) {
-        uint32_t ctl = legal_input(0, f->comp_control[j],
-                                   ETRACE_CCTL_PINPUT_SHIFT);
-
-        ctl = legal_input(0, ctl, ETRACE_CCTL_SINPUT_SHIFT);
-        f->comp_control[j] = ctl & COMP_CONTROL_MASK;
+        f->comp_control[j] &= COMP_CONTROL_MASK;
         f->comp_pmatch[j] &= f->match_mask;
         f->comp_smatch[j] &= f->match_mask;
     }
@@ -432,8 +430,10 @@ static uint32_t filter_read(const ETraceFilter *f, unsigned i, unsigned reg)
     case ETRACE_FILTER_ECAUSE_HIGH:
         return half(f->filter_match_ecause[i],
                     reg == ETRACE_FILTER_ECAUSE_HIGH);
+    case ETRACE_FILTER_MATCH_DATA:
+        return f->filter_match_data[i];
     default:
-        return 0;   /* impdef, data trace and reserved: not implemented */
+        return 0;   /* impdef and reserved: not implemented */
     }
 }
 
@@ -480,6 +480,9 @@ uint32_t etrace_filter_read(const ETraceFilter *f, uint64_t offset)
     if (offset == ETRACE_REG_INST_FILTERS) {
         return f->inst_filters;
     }
+    if (offset == ETRACE_REG_DATA_FILTERS) {
+        return f->data_filters;
+    }
     ra = decode_offset(offset);
     if (!ra.comp) {
         return ra.unit < ETRACE_NUM_FILTERS ? filter_read(f, ra.unit, ra.reg)
@@ -507,6 +510,9 @@ static void filter_write(ETraceFilter *f, unsigned i, unsigned reg,
         *ecause = set_half(*ecause, reg == ETRACE_FILTER_ECAUSE_HIGH, value) &
                   f->ecause_mask;
         break;
+    case ETRACE_FILTER_MATCH_DATA:
+        f->filter_match_data[i] = value & MATCH_DATA_MASK;
+        break;
     default:
         break;
     }
@@ -519,10 +525,7 @@ static void comp_write(ETraceFilter *f, unsigned j, unsigned reg,
 
     switch (reg) {
     case ETRACE_COMP_CONTROL:
-        ctl = legal_input(f->comp_control[j], value,
-                          ETRACE_CCTL_PINPUT_SHIFT);
-        ctl = legal_input(f->comp_control[j], ctl, ETRACE_CCTL_SINPUT_SHIFT);
-        ctl &= COMP_CONTROL_MASK;
+        ctl = value & COMP_CONTROL_MASK;
         f->comp_control[j] = ctl;
         f->comp_latch[j] = comp_pfunc(ctl) == ETRACE_COMP_FALSE &&
                            comp_mode(ctl) == ETRACE_COMP_LATCH;
@@ -554,6 +557,8 @@ void etrace_filter_write(ETraceFilter *f, uint64_t offset, uint32_t value)
     }
     if (offset == ETRACE_REG_INST_FILTERS) {
         f->inst_filters = value & ALL_FILTERS;
+    } else if (offset == ETRACE_REG_DATA_FILTERS) {
+        f->data_filters = value & ALL_FILTERS;
     } else {
         ra = decode_offset(offset);
         if (!ra.comp && ra.unit < ETRACE_NUM_FILTERS) {
@@ -838,4 +843,81 @@ void etrace_filter_block(ETraceFilter *f, const ETraceBlock *b,
     } else if (b->itype == RISCV_ITYPE_TRAP_RETURN) {
         trap_return(f);
     }
+}
+
+/* ------------------------------------------------------------------ data */
+
+/* Whether filter i's conditions hold for a data access. */
+static bool data_filter_ok(const ETraceFilter *f, unsigned i, unsigned dtype,
+                           unsigned dsize, unsigned priv,
+                           const BlockInputs *in, uint64_t iaddr)
+{
+    uint32_t ctl = f->filter_control[i], match = f->filter_match_data[i];
+
+    if ((ctl & ETRACE_FCTL_MATCH_PRIV) &&
+        !(priv < 8 && (f->filter_match_inst[i] >> priv & 1))) {
+        return false;
+    }
+    if ((ctl & (ETRACE_FCTL_MATCH_ECAUSE | ETRACE_FCTL_MATCH_INTERRUPT)) &&
+        !(f->trap_window >> i & 1)) {
+        return false;
+    }
+    if ((ctl & ETRACE_FCTL_MATCH_DTYPE) &&
+        !(dtype < 16 && match >> dtype & 1)) {
+        return false;
+    }
+    if ((ctl & ETRACE_FCTL_MATCH_DSIZE) &&
+        !(dsize < 4 && match >> (MATCH_DATA_DSIZE + dsize) & 1)) {
+        return false;
+    }
+    for (unsigned j = 0; j < ETRACE_NUM_COMPARATORS; j++) {
+        bool p, s, out;
+
+        if (!(f->comp_need[i] >> j & 1)) {
+            continue;
+        }
+        comp_eval(f, j, iaddr, in, &p, &s);
+        switch (comp_mode(f->comp_control[j])) {
+        case ETRACE_COMP_P:
+            out = p;
+            break;
+        case ETRACE_COMP_P_AND_S:
+            out = p && s;
+            break;
+        case ETRACE_COMP_NOT_P_AND_S:
+            out = !(p && s);
+            break;
+        default:
+            out = f->comp_latch[j] || p;
+            break;
+        }
+        if (!out) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool etrace_filter_data(const ETraceFilter *f, unsigned dtype, unsigned dsize,
+                        uint64_t daddr, uint64_t iaddr, unsigned priv,
+                        uint64_t context)
+{
+    BlockInputs in = {
+        .context = context & f->context_mask,
+        .tval = handler_tval(f) & f->iaddr_mask,
+        .daddr = daddr & f->iaddr_mask,
+    };
+
+    if (!f->data_filters) {
+        return true;
+    }
+    iaddr &= f->iaddr_mask;
+    for (unsigned i = 0; i < ETRACE_NUM_FILTERS; i++) {
+        if ((f->data_filters >> i & 1) &&
+            (f->filter_control[i] & ETRACE_FCTL_ENABLE) &&
+            data_filter_ok(f, i, dtype, dsize, priv, &in, iaddr)) {
+            return true;
+        }
+    }
+    return false;
 }

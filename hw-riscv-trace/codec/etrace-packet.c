@@ -114,6 +114,7 @@ bool etrace_params_check(const ETraceParams *p, const char **err)
 #define OPT_DATA_NO_ADDRESS     (1u << 8)
 #define OPT_DATA_NO_VALUE       (1u << 9)
 #define OPT_DATA_FULL_ADDRESS   (1u << 10)
+#define OPT_DATA_FILTERED       (1u << 11)
 
 static bool ir_mode_supported(const ETraceParams *p, ETraceIRMode mode)
 {
@@ -153,7 +154,8 @@ uint32_t etrace_options_pack(const ETraceParams *p, const ETraceOptions *o)
         bits |= OPT_DATA |
                 (o->data_no_address ? OPT_DATA_NO_ADDRESS : 0) |
                 (o->data_no_value ? OPT_DATA_NO_VALUE : 0) |
-                (o->data_full_address ? OPT_DATA_FULL_ADDRESS : 0);
+                (o->data_full_address ? OPT_DATA_FULL_ADDRESS : 0) |
+                (o->data_filtered ? OPT_DATA_FILTERED : 0);
     }
     return bits;
 }
@@ -174,6 +176,7 @@ void etrace_options_unpack(const ETraceParams *p, uint32_t bits,
     o->data_no_address = o->data && (bits & OPT_DATA_NO_ADDRESS);
     o->data_no_value = o->data && (bits & OPT_DATA_NO_VALUE);
     o->data_full_address = o->data && (bits & OPT_DATA_FULL_ADDRESS);
+    o->data_filtered = o->data && (bits & OPT_DATA_FILTERED);
 }
 
 static bool feature(uint32_t f, unsigned bit)

@@ -13,6 +13,8 @@
  *   trace=F                        trace with trTeInstFeatures = F
  *                                  (decimal); absent: do not trace
  *   data=M                         and data accesses: tr_data_control()
+ *   dfilter=D                      only those whose dtype has its bit
+ *                                  set in D (decimal; 2: stores)
  *   syncmode=M syncmax=N           trTeControl InstSyncMode and
  *                                  InstSyncMax (default: reset values)
  *   sink=pib                       trace to the PIB sink only (machine
@@ -377,6 +379,9 @@ static void trace_start(uint32_t features, bool pib)
     if (rv_arg("data=")) {
         tr_write(enc, TE_DATA_CONTROL,
                  tr_data_control(rv_arg_value("data=", 1)));
+    }
+    if (rv_arg("dfilter=")) {
+        tr_data_filter_dtypes(enc, rv_arg_value("dfilter=", 0));
     }
     tr_write(enc, TR_CONTROL, control | TE_INST_TRACING);
 }

@@ -35,6 +35,11 @@
 #define TE_DATA_NO_VALUE (1u << 16)
 #define TE_DATA_NO_ADDR (1u << 17)
 #define TE_DATA_ADDR_DIFF (2u << 18)
+#define TE_DATA_FILTERS 0x01C
+#define TE_FILTER0_CONTROL 0x400
+#define TE_FILTER0_MATCH_DATA 0x418
+#define TE_FILTER_ENABLE (1u << 0)
+#define TE_FILTER_DTYPE (1u << 24)
 #define TE_DISCOVERY0   0xE00
 #define TE_DISCOVERY1   0xE04
 
@@ -131,6 +136,17 @@ static inline uint32_t tr_data_control(unsigned long mode)
     };
 
     return TE_DATA_TRACING | control[mode >= 1 && mode <= 4 ? mode : 1];
+}
+
+/*
+ * Data filter 0 passes the accesses whose dtype has its bit set in
+ * dtypes (bit 1: stores), selected by trTeDataFilters.
+ */
+static inline void tr_data_filter_dtypes(unsigned long enc, uint32_t dtypes)
+{
+    tr_write(enc, TE_FILTER0_CONTROL, TE_FILTER_ENABLE | TE_FILTER_DTYPE);
+    tr_write(enc, TE_FILTER0_MATCH_DATA, dtypes);
+    tr_write(enc, TE_DATA_FILTERS, 1);
 }
 
 /* InstTracing and Enable off, then wait until all trace is out. */

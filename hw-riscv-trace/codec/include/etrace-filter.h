@@ -13,10 +13,10 @@
  *
  * Implemented: ETRACE_NUM_FILTERS filters and ETRACE_NUM_COMPARATORS
  * comparators; privilege, exception cause / interrupt (trap handler)
- * and comparator conditions; comparator inputs iaddr, context and tval.
- * Not implemented (read 0): impdef and data trace matching (MatchImpdef,
- * MatchDtype, MatchDsize, MatchValue/MaskImpdef, MatchData) and the
- * daddr comparator input.
+ * and comparator conditions; comparator inputs iaddr, context, tval and
+ * daddr; data filters (trTeDataFilters 0x01C, MatchDtype, MatchDsize,
+ * MatchData: etrace_filter_data()).  Not implemented (read 0): impdef
+ * matching (MatchImpdef, MatchValue/MaskImpdef).
  *
  * Copyright (c) 2026 The rvpa authors
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -38,6 +38,7 @@
 
 /* Register offsets in the encoder's 4 KiB block. */
 #define ETRACE_REG_INST_FILTERS 0x00c
+#define ETRACE_REG_DATA_FILTERS 0x01c
 #define ETRACE_REG_FILTER_BASE  0x400
 #define ETRACE_REG_COMP_BASE    0x600
 #define ETRACE_REG_FILTER_END   0x800   /* exclusive */
@@ -88,7 +89,7 @@ typedef enum ETraceCompInput {
     ETRACE_COMP_IADDR = 0,
     ETRACE_COMP_CONTEXT = 1,
     ETRACE_COMP_TVAL = 2,
-    ETRACE_COMP_DADDR = 3,      /* no data trace: never accepted */
+    ETRACE_COMP_DADDR = 3,      /* data filters only: 0 for instructions */
 } ETraceCompInput;
 
 typedef enum ETraceCompFunction {
@@ -125,7 +126,9 @@ typedef void ETraceBlockFn(void *opaque, const ETraceBlock *b);
 typedef struct ETraceFilter {
     /* Registers, always holding legal values. */
     uint32_t inst_filters;
+    uint32_t data_filters;
     uint32_t filter_control[ETRACE_NUM_FILTERS];
+    uint32_t filter_match_data[ETRACE_NUM_FILTERS];
     uint32_t filter_match_inst[ETRACE_NUM_FILTERS];
     uint64_t filter_match_ecause[ETRACE_NUM_FILTERS];
     uint32_t comp_control[ETRACE_NUM_COMPARATORS];
@@ -171,10 +174,11 @@ void etrace_filter_init(ETraceFilter *f, const ETraceParams *p,
 /* All registers and state to 0: no filter selected, trace everything. */
 void etrace_filter_reset(ETraceFilter *f);
 
-/* True for offsets this module answers: 0x00C and 0x400..0x7FF. */
+/* True for offsets this module answers: 0x00C, 0x01C and 0x400..0x7FF. */
 static inline bool etrace_filter_is_reg(uint64_t offset)
 {
     return offset == ETRACE_REG_INST_FILTERS ||
+           offset == ETRACE_REG_DATA_FILTERS ||
            (offset >= ETRACE_REG_FILTER_BASE &&
             offset < ETRACE_REG_FILTER_END);
 }
@@ -208,5 +212,19 @@ static inline bool etrace_filter_active(const ETraceFilter *f)
  */
 void etrace_filter_block(ETraceFilter *f, const ETraceBlock *b,
                          ETraceBlockFn *out, void *opaque);
+
+/*
+ * Whether a data access passes the data filters: with trTeDataFilters 0
+ * every access does; else some selected, enabled filter whose conditions
+ * all hold: privilege, the trap handler window (as for the instructions),
+ * MatchDtype (MatchData[15:0], one bit per dtype), MatchDsize
+ * (MatchData[23:16], one bit per dsize) and its comparators, evaluated
+ * on the access (iaddr: its instruction; daddr; context; tval of the
+ * handler) without moving their latches (a latch counts as it stands).
+ * dtype and dsize as in etrace-data.h.
+ */
+bool etrace_filter_data(const ETraceFilter *f, unsigned dtype, unsigned dsize,
+                        uint64_t daddr, uint64_t iaddr, unsigned priv,
+                        uint64_t context);
 
 #endif /* RISCV_ETRACE_FILTER_H */

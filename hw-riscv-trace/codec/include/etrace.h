@@ -99,6 +99,7 @@ typedef struct ETraceOptions {
     bool data_no_address;           /* trTeDataNoAddr: data only */
     bool data_no_value;             /* trTeDataNoValue: addresses only */
     bool data_full_address;         /* trTeDataAddrCompress 0: all full */
+    bool data_filtered;             /* trTeDataFilters: not every access */
 } ETraceOptions;
 
 /* Whether the resync counts instructions or half-words (see runs). */
@@ -123,12 +124,13 @@ static inline bool etrace_options_count_units(const ETraceOptions *o)
  *   8    data_no_address     1: data packets carry no address
  *   9    data_no_value       1: data packets carry no data
  *   10   data_full_address   1: every data packet is full (diff 0)
+ *   11   data_filtered       1: data filters leave accesses out
  *
  * The encoder_mode field is 1 bit wide (0: branch trace).  In the 2.0
  * layout, denable repeats bit 7 and dloss is set with trace_lost while
  * data trace is on.
  */
-#define ETRACE_OPTIONS_WIDTH        11
+#define ETRACE_OPTIONS_WIDTH        12
 #define ETRACE_ENCODER_MODE_WIDTH   1
 
 /*
