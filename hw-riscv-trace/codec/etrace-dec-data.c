@@ -41,17 +41,17 @@ static void fifo_pop(Fifo *f)
 
 static void fifo_push(Fifo *f, const void *e)
 {
-    if (f->len == f->cap) {
+    if (f->len == f->cap && f->head) {
         memmove(f->buf, f->buf + f->head * f->elem,
                 (f->len - f->head) * f->elem);
         f->len -= f->head;
         f->head = 0;
-        if (f->len == f->cap) {
-            f->cap = f->cap ? 2 * f->cap : 64;
-            f->buf = realloc(f->buf, f->cap * f->elem);
-            if (!f->buf) {
-                abort();
-            }
+    }
+    if (f->len == f->cap) {
+        f->cap = f->cap ? 2 * f->cap : 64;
+        f->buf = realloc(f->buf, f->cap * f->elem);
+        if (!f->buf) {
+            abort();
         }
     }
     memcpy(f->buf + f->len++ * f->elem, e, f->elem);
