@@ -2,7 +2,8 @@
 # Fuzz the trace decoder with libFuzzer (clang -fsanitize=fuzzer,address,
 # undefined, Debian's clang and libclang-rt-dev; scripts/install-deps.sh):
 #
-#   decoder  the packet parser and the decoder library on inputs of
+#   decoder  the packet parser, the decoder library and the data access
+#            matcher on inputs of
 #            tests-unit/fuzz-decoder.h (configuration + trace), seeded with
 #            valid traces of its image and the regression corpus;
 #   elf      the decoder tool's ELF loader (tools/rvtrace-image.c), seeded
@@ -46,7 +47,9 @@ build_target() {
     decoder)
         clang "${cflags[@]}" "$root/tests-unit/fuzz-decoder.c" \
             "$root/hw-riscv-trace/codec/etrace-packet.c" \
+            "$root/hw-riscv-trace/codec/etrace-data.c" \
             "$root/hw-riscv-trace/codec/etrace-decoder.c" \
+            "$root/hw-riscv-trace/codec/etrace-dec-data.c" \
             "$root/hw-riscv-trace/codec/etrace-deframe.c" \
             "$root/target-riscv/insn_class.c" -o "$work/fuzz-decoder" ;;
     elf)

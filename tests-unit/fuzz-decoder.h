@@ -21,6 +21,7 @@
 #include "target/riscv/insn_class.h"
 #include "etrace.h"
 #include "etrace-decoder.h"
+#include "etrace-dec-data.h"
 
 #define FUZZ_IMAGE_BASE     0x80000000u
 #define FUZZ_HEADER         3
@@ -102,13 +103,31 @@ typedef struct FuzzResult {
      */
     uint64_t budget;
     jmp_buf escape;
+    /* data accesses paired with their instructions, as the tool does */
+    ETraceDataMatch *match;
+    unsigned xlen;
 } FuzzResult;
+
+static inline void fuzz_paired(void *opaque, const ETraceDecInsn *insn,
+                               uint32_t bits, const ETraceDataAccess *a)
+{
+    (void)opaque;
+    (void)insn;
+    (void)bits;
+    (void)a;
+}
 
 static inline void fuzz_count_insn(void *opaque, const ETraceDecInsn *insn)
 {
     FuzzResult *r = opaque;
 
-    (void)insn;
+    if (r->match) {
+        uint16_t lo = 0, hi = 0;
+
+        fuzz_read_parcel(r, insn->addr, &lo);
+        fuzz_read_parcel(r, insn->addr + 2, &hi);
+        etrace_data_match_insn(r->match, insn, lo | (uint32_t)hi << 16);
+    }
     if (++r->instructions == r->budget) {
         longjmp(r->escape, 1);
     }
@@ -120,6 +139,16 @@ static inline void fuzz_count_event(void *opaque, const ETraceDecEvent *ev)
 
     r->no_image_gaps += ev->type == ETRACE_DEC_GAP &&
                         ev->gap_reason == ETRACE_GAP_NO_IMAGE;
+    if (!r->match) {
+        return;
+    }
+    if (ev->type == ETRACE_DEC_DATA) {
+        etrace_data_match_access(r->match, &ev->data,
+                                 ev->options.data_no_address);
+    } else if (ev->type != ETRACE_DEC_CONTEXT &&
+               ev->type != ETRACE_DEC_NOTIFY) {
+        etrace_data_match_flush(r->match);
+    }
 }
 
 /* The trace in pieces of piece bytes, then its end. */
@@ -152,6 +181,7 @@ static inline bool fuzz_decode(const uint8_t *data, size_t len,
 
     r->instructions = r->errors = r->no_image_gaps = 0;
     r->budget = budget;
+    r->match = NULL;
     if (!fuzz_config(data, len, &c)) {
         return false;
     }
@@ -168,6 +198,8 @@ static inline bool fuzz_decode(const uint8_t *data, size_t len,
     if (!d) {
         return false;
     }
+    r->match = etrace_data_match_new(c.params.iaddress_width_p, fuzz_paired,
+                                     r);
     if (!setjmp(r->escape)) {
         fuzz_feed(d, data + FUZZ_HEADER, len - FUZZ_HEADER,
                   1 + c.chunk * 7);
@@ -175,6 +207,9 @@ static inline bool fuzz_decode(const uint8_t *data, size_t len,
     etrace_decoder_stats(d, &st);
     r->errors = st.errors;
     etrace_decoder_free(d);
+    etrace_data_match_flush(r->match);
+    etrace_data_match_free(r->match);
+    r->match = NULL;
     return true;
 }
 
