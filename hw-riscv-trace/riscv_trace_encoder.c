@@ -219,6 +219,7 @@ struct RISCVTraceEncoderState {
     unsigned db_head, db_len;
     uint32_t dseq;          /* of the next block record */
     uint32_t dseq_fed;      /* of the block record being fed */
+    bool dfed;              /* ... and some part of it was traced */
     uint64_t syncs;         /* format 3 packets when dstate was synced */
 
     /* The queue: the hart writes head, encoders (with the BQL) tail. */
@@ -407,7 +408,9 @@ static void te_data_record(RISCVTraceEncoderState *te,
     TEDataAccess *d;
 
     if (te->dq_len == TE_DATA_QUEUE) {
-        return;     /* filters left more out than the queue holds */
+        /* cannot be: te_data_unfed() drops what is not traced */
+        te->dq_head = (te->dq_head + 1) % TE_DATA_QUEUE;
+        te->dq_len--;
     }
     d = &te->dq[(te->dq_head + te->dq_len++) % TE_DATA_QUEUE];
     etrace_data_from_packed(rec, &d->a);
@@ -428,6 +431,7 @@ static void te_data_assign(RISCVTraceEncoderState *te, uint64_t iaddr)
         d->insn = (d->insn + iaddr) & te->addr_mask;
     }
     te->dseq_fed = te->dseq++;
+    te->dfed = false;
 }
 
 /* A traced block goes to the codec (te_encode()). */
@@ -444,6 +448,20 @@ static void te_data_fed(RISCVTraceEncoderState *te, const ETraceBlock *b)
     db->end = db->start + (uint64_t)b->iretire * 2;
     db->seq = te->dseq_fed;
     db->priv = b->priv;
+    te->dfed = true;
+}
+
+/*
+ * After the record being fed went through the filters: if no part of it
+ * was traced, its accesses (the newest queued) never will be.
+ */
+static void te_data_unfed(RISCVTraceEncoderState *te)
+{
+    while (!te->dfed && te->dq_len &&
+           te->dq[(te->dq_head + te->dq_len - 1) % TE_DATA_QUEUE].seq ==
+           te->dseq_fed) {
+        te->dq_len--;
+    }
 }
 
 static void te_data_send(RISCVTraceEncoderState *te, const ETraceDataAccess *a)
@@ -464,15 +482,22 @@ static void te_data_send(RISCVTraceEncoderState *te, const ETraceDataAccess *a)
 static void te_data_block_done(void *opaque, const ETraceBlock *b)
 {
     RISCVTraceEncoderState *te = opaque;
+    uint64_t start = b->iaddr & te->addr_mask;
     TEDataBlock db;
+    unsigned k;
 
-    (void)b;
-    if (!te->db_len) {
-        return;
+    /* the oldest block fed at b's address; those before it left out */
+    for (k = 0; k < te->db_len; k++) {
+        if (te->dblocks[(te->db_head + k) % TE_DATA_BLOCKS].start == start) {
+            break;
+        }
     }
-    db = te->dblocks[te->db_head];
-    te->db_head = (te->db_head + 1) % TE_DATA_BLOCKS;
-    te->db_len--;
+    if (k == te->db_len) {
+        return;     /* not a block of ours (a trap's, a run's) */
+    }
+    db = te->dblocks[(te->db_head + k) % TE_DATA_BLOCKS];
+    te->db_head = (te->db_head + k + 1) % TE_DATA_BLOCKS;
+    te->db_len -= k + 1;
     if (te->dq_len) {
         ETraceStats st;
 
@@ -577,6 +602,9 @@ static unsigned te_encode_unpacked(RISCVTraceEncoderState *te,
             te_codec_lost(te);
         } else if (etrace_filter_active(&te->filter)) {
             etrace_filter_block(&te->filter, &b, te_encode, te);
+            if (te->options.data) {
+                te_data_unfed(te);
+            }
         } else {
             te_encode(te, &b);
         }
@@ -1248,7 +1276,7 @@ static void te_write_control(RISCVTraceEncoderState *te, uint32_t val)
         /* the features of the other format read 0 */
         te->inst_features = te_legal_features(te, te->inst_features);
         te->data_control = te_legal_data_control(te, te->data_control,
-                                                 te->data_control);
+            te->data_control & ~R_TE_DATA_CONTROL_STALL_OR_OVERFLOW_MASK);
         if (!FIELD_EX32(old, TR_CONTROL, ENABLE) &&
             FIELD_EX32(val, TR_CONTROL, ENABLE)) {
             te->data_control &= ~R_TE_DATA_CONTROL_STALL_OR_OVERFLOW_MASK;

@@ -11,8 +11,8 @@
 # found in the log (with the next ones, so that a loop does not match an
 # earlier iteration), and from there every decoded load, store and atomic
 # must be the next access of the log, with the same instruction, kind,
-# address, size and value (a store-conditional's value is what it
-# stored, the log's what it read: not compared).  Log accesses that the
+# address, size and value (for a store-conditional, the value it
+# stored, which the log has in the store half of its read-modify-write).  Log accesses that the
 # data trace does not report are skipped only if they are a failed SC's
 # (an "rmw" with no decoded access).  CSR accesses are no memory accesses.
 #

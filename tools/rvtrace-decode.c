@@ -67,6 +67,7 @@ typedef struct Source {
     ETraceDataMatch *dmatch;
     bool data_no_address;   /* the data packets' layout */
     bool data_filtered;     /* ... and not every access is in them */
+    bool data_synced;       /* see data_flush_at() */
     uint64_t dfiltered;     /* accesses shown as events: filtered */
     uint64_t daccesses[16]; /* by dtype */
     uint64_t dbytes;        /* accessed */
@@ -760,6 +761,32 @@ static void report_error(Source *s, const ETraceDecEvent *ev)
     }
 }
 
+/*
+ * Where the accesses of every instruction before have come
+ * (etrace-dec-data.h): a gap, the end, an error, and the first sync or
+ * trap after them, which also drops the accesses of instructions the
+ * decoder did not follow.  Not at a resync: the encoder may send it at a
+ * block's last instruction, before the accesses of that block.
+ */
+static bool data_flush_at(Source *s, ETraceDecEventType type)
+{
+    bool was_synced = s->data_synced;
+
+    switch (type) {
+    case ETRACE_DEC_SYNC:
+    case ETRACE_DEC_TRAP:
+        s->data_synced = true;
+        return !was_synced;
+    case ETRACE_DEC_GAP:
+    case ETRACE_DEC_END:
+    case ETRACE_DEC_ERROR:
+        s->data_synced = false;
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* A support packet says data trace is on: pair accesses from now on. */
 static void start_data(Source *s, const ETraceOptions *o)
 {
@@ -814,8 +841,7 @@ static void on_event(void *opaque, const ETraceDecEvent *ev)
         on_data_event(s, ev);
         return;
     }
-    if (s->dmatch && ev->type != ETRACE_DEC_CONTEXT &&
-        ev->type != ETRACE_DEC_NOTIFY) {
+    if (s->dmatch && data_flush_at(s, ev->type)) {
         /* the accesses of the instructions before it have come */
         etrace_data_match_flush(s->dmatch);
     }

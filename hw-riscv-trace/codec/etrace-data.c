@@ -81,10 +81,11 @@ static bool classify(const ETraceParams *p, const ETraceDataAccess *a,
 /*
  * The data field: full after a sync, else whichever of XOR, full and
  * difference needs the fewest bytes (the diff code of each, table 7.1;
- * data-only packets have no "full data" code but 0).
+ * packets without an address, data-only and CSR ones, have no "full
+ * data" code but 0: 2 is reserved there).
  */
-static void choose_data(const ETraceOptions *o, bool full, uint64_t d,
-                        uint64_t prev, uint64_t mask, ETraceDataPacket *pkt)
+static void choose_data(bool has_addr, bool full, uint64_t d, uint64_t prev,
+                        uint64_t mask, ETraceDataPacket *pkt)
 {
     uint64_t x = d ^ prev, df = (d - prev) & mask;
 
@@ -102,7 +103,7 @@ static void choose_data(const ETraceOptions *o, bool full, uint64_t d,
         pkt->diff = ETRACE_DDIFF_DATA_DIFF;
         pkt->data = df;
     }
-    if (o->data_no_address && pkt->diff == ETRACE_DDIFF_DATA_FULL) {
+    if (!has_addr && pkt->diff == ETRACE_DDIFF_DATA_FULL) {
         pkt->diff = ETRACE_DDIFF_FULL;
     }
 }
@@ -133,6 +134,9 @@ static size_t data_pack(const ETraceParams *p, const ETracePacker *pk,
             full = true;        /* atomics are sent aligned only */
             v = daddr;
         }
+        if (pkt.format == ETRACE_DFMT_ATOMIC && (v & mask_of(s))) {
+            return 0;   /* misaligned (Zama16b): no atomic packet says it */
+        }
         if (!(v & mask_of(s))) {
             /* a difference keeps its sign, for the compression */
             pkt.address = full ? v >> s : sar_width(v, aw, s);
@@ -144,7 +148,7 @@ static size_t data_pack(const ETraceParams *p, const ETracePacker *pk,
     if (o->data_no_value) {
         pkt.diff = !full;
     } else {
-        choose_data(o, full, d, st->data[s], dmask, &pkt);
+        choose_data(has_addr, full, d, st->data[s], dmask, &pkt);
         pkt.data_len = len_of(pkt.data);
         pkt.operand = a->operand & dmask;
         pkt.op_len = len_of(pkt.operand);
@@ -207,14 +211,14 @@ static void access_of(const ETraceParams *p, const ETraceDataPacket *pkt,
 }
 
 /* The data a packet's diff code and field give; NULL or an error. */
-static const char *data_of(const ETraceOptions *o, const ETraceDataPacket *pkt,
+static const char *data_of(const ETraceDataPacket *pkt,
                            const ETraceDataState *st, unsigned s,
                            uint64_t *d)
 {
     uint64_t dmask = mask_of(8u << s);
 
     if (pkt->diff == ETRACE_DDIFF_FULL ||
-        (pkt->diff == ETRACE_DDIFF_DATA_FULL && !o->data_no_address)) {
+        pkt->diff == ETRACE_DDIFF_DATA_FULL) {     /* 2: with an address */
         *d = pkt->data & dmask;
         return NULL;
     }
@@ -241,7 +245,7 @@ int etrace_data_expand(const ETraceParams *p, const ETraceOptions *o,
     s = a->dsize;
     has_addr = pkt->format != ETRACE_DFMT_CSR && !o->data_no_address;
     if (!o->data_no_value) {
-        *err = data_of(o, pkt, st, s, &a->data);
+        *err = data_of(pkt, st, s, &a->data);
         if (*err) {
             return -1;
         }

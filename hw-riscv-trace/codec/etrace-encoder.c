@@ -67,6 +67,7 @@ typedef struct Insn {
     uint8_t ctype;          /* first of its block only; 0 if no context */
     bool sijump;
     bool notify;
+    bool first;             /* first of its block */
     bool last;              /* last of its block: resync is checked here */
     bool anonymous;         /* a run's branch: addr is not known */
 } Insn;
@@ -795,7 +796,8 @@ static void evaluate(ETraceEncoder *e, const Insn *cur, const Next *succ)
         send_trap(e, cur);
         e->trap.pending = false;
         sent_f3 = true;
-    } else if (e->need_sync || (e->sync_next && resync_here(e)) ||
+    } else if (e->need_sync || (e->sync_next && resync_here(e) &&
+                                (cur->first || !e->block_done)) ||
                ctx_sync || cur->priv != e->prev_priv) {
         send_sync(e, cur);
         sent_f3 = true;
@@ -851,7 +853,7 @@ static Insn pending_insn(const ETraceEncoder *e)
         .addr = pending_addr(e),
         .context = b->context, .size = size, .itype = b->itype,
         .priv = b->priv, .sijump = b->sijump, .notify = b->notify,
-        .last = true, .anonymous = b->run != 0,
+        .first = single, .last = true, .anonymous = b->run != 0,
         /* a context change applies to the block's first instruction */
         .ctype = single ? b->ctype & e->ctype_mask : 0,
     };
@@ -952,7 +954,7 @@ static void take_insns(ETraceEncoder *e, const ETraceBlock *b)
     };
     Insn first = {
         .addr = succ.addr, .context = b->context, .priv = b->priv,
-        .ctype = ctype, .size = size,
+        .ctype = ctype, .size = size, .first = true,
     };
 
     if (!b->qualified) {

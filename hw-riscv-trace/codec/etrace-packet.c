@@ -961,6 +961,9 @@ static const char *walk_data_csr(BitCodec *c, const ETraceParams *p,
     }
     if (!o->data_no_value) {
         field_uint(c, &pkt->diff, 2);
+        if (pkt->diff == ETRACE_DDIFF_DATA_FULL) {
+            return "reserved diff";
+        }
         field_bytes(c, &pkt->data_len, len_width, &pkt->data);
     }
     field_uint(c, &msbs, 6);

@@ -14,12 +14,16 @@
  *   3.2 packet (the implementation's context source, docs/rvtrace.rst);
  *   without it, never;
  * - trace-lost: a full StopOnWrap buffer sets StallOrOverflow and the
- *   sink stops.
+ *   sink stops;
+ * - data trace: the data packets of a CSR read-modify-write, an AMO and
+ *   an LR/SC pair whose destination is also a source (the operand and
+ *   the stored value are the register's value before the instruction).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "rvtest.h"
 #include "etrace.h"
+#include "etrace-data.h"
 #include "rvtrace.h"
 
 #define MAX_PACKETS 64
@@ -51,6 +55,23 @@ asm(".pushsection .text\n"
     "   ebreak\n"
     "   ret\n"
     ".option pop\n"
+    ".popsection\n");
+
+/* The data trace's function: every destination is also a source. */
+static uint32_t data_cell __attribute__((aligned(8), used)) = 3;
+extern char traced_data[];
+asm(".pushsection .text\n"
+    ".balign 4\n"
+    "traced_data:\n"
+    "   lla a1, data_cell\n"
+    "   li t0, 0x55\n"
+    "   csrrw t0, mtval, t0\n"         /* read 0x1234, write 0x55 */
+    "   li a0, 7\n"
+    "   amoswap.w a0, a0, (a1)\n"      /* read 3, write 7 */
+    "   lr.w a0, (a1)\n"               /* read 7 */
+    "   li a0, 9\n"
+    "   sc.w a0, a0, (a1)\n"           /* write 9 */
+    "   ret\n"
     ".popsection\n");
 
 /*
@@ -299,6 +320,63 @@ static void check_lost(void)
     }
 }
 
+static void check_data(void)
+{
+    static const struct {
+        unsigned dtype, dsize;
+        uint64_t data, operand;
+    } want[] = {
+        { ETRACE_DTYPE_CSR_RW, __riscv_xlen == 64 ? 3 : 2, 0x1234, 0x55 },
+        { ETRACE_DTYPE_AMO_SWAP, 2, 3, 7 },
+        { ETRACE_DTYPE_LOAD, 2, 7, 0 },
+        { ETRACE_DTYPE_STORE, 2, 9, 0 },
+    };
+    ETraceOptions opts = { 0 };
+    ETraceDataState st = { 0 };
+    unsigned long used, pos = 0;
+    unsigned n = 0;
+
+    rv_rule("data trace: operands and stored values before the instruction");
+    memset(tbuf, 0xa5, sizeof(tbuf));
+    tr_sink_smem(0, tbuf, sizeof(tbuf), 0);
+    tr_encoder_setup(0, 0, 0);
+    tr_write(TR_ENC(0), TE_DATA_CONTROL, tr_data_control(1));
+    csr_write(mtval, 0x1234);
+    trace_call((void (*)(void))traced_data);
+    CHECK_EQ(data_cell, 9);
+    used = tr_sink_used(0, tbuf);
+    while (pos < used && tbuf[pos] && n < (sizeof(want) / sizeof(want[0]))) {
+        ETracePacket p;
+        ETraceDataAccess a;
+        const char *err = "";
+        int len = etrace_packet_unpack(&params, &opts, tbuf + pos,
+                                       used - pos, &p, &err);
+
+        CHECK(len > 0);
+        if (len <= 0) {
+            return;
+        }
+        if (p.format == 3 && !p.data) {
+            etrace_data_sync(&st);
+            if (p.subformat == 3) {
+                etrace_options_unpack(&params, p.options, &opts);
+            }
+        }
+        if (p.data) {
+            CHECK_EQ(etrace_data_unpack(&params, &opts, &st, tbuf + pos,
+                                        len, &a, &err), len);
+            CHECK_EQ(a.dtype, want[n].dtype);
+            CHECK_EQ(a.dsize, want[n].dsize);
+            CHECK_EQ(a.data, want[n].data);
+            CHECK_EQ(a.operand, want[n].operand);
+            CHECK_EQ(a.daddr, n ? (unsigned long)&data_cell : 0x343);
+            n++;
+        }
+        pos += len;
+    }
+    CHECK_EQ(n, (sizeof(want) / sizeof(want[0])));
+}
+
 int main(void)
 {
     check_discovery();
@@ -306,5 +384,6 @@ int main(void)
     check_traps();
     check_context();
     check_lost();
+    check_data();
     return 0;
 }

@@ -19,11 +19,13 @@
  *   address when the packets carry none), and is shown as failed if not.
  * - An access whose type does not fit its instruction is a mismatch: the
  *   access is dropped and the instruction shown without one.
- * - At a sync, a trap, a gap, the end of the trace or an error
- *   (etrace_data_match_flush()), the accesses of every instruction
- *   before it have arrived (the encoder sends them before the packet of
- *   that event): instructions still waiting go on without one, and
- *   accesses left over are dropped.
+ * - At a gap, the end of the trace or an error, and at the first sync
+ *   or trap after those (etrace_data_match_flush()), the accesses of
+ *   every instruction before it have arrived (the encoder sends them
+ *   before the packet of that event): instructions still waiting go on
+ *   without one, and accesses left over are dropped.  Not at a resync
+ *   while the decoder follows the trace: the encoder may send it at a
+ *   block's last instruction, before that block's accesses.
  *
  * Copyright (c) 2026 The rvpa authors
  * SPDX-License-Identifier: GPL-2.0-or-later

@@ -502,7 +502,9 @@ typedef struct ETraceBlock {
  *   is not synced (a decoder following the code to a format 3 address
  *   stops at its first occurrence); the target is reported by format
  *   0/1/2 with the updiscon bit (and irreport after a return stack miss)
- *   and the next instruction gets format 3.0.
+ *   and the next instruction gets format 3.0 (with a block_done function,
+ *   the next block's first instruction, so that no block's data packets
+ *   come after a sync of an instruction later in it).
  * - After a jump target reported without the updiscon bit, a privilege or
  *   precise context change or a resync reports the instruction before
  *   the format 3.0 (so that a format 3 never confirms a stop the decoder
