@@ -187,10 +187,14 @@ struct ETraceEncoder {
 
 /* --------------------------------------------------------- small tools */
 
-/* The pending block's last instruction was evaluated. */
+/*
+ * The pending block's last instruction was evaluated (finish_pending():
+ * the fast paths, which take blocks without evaluating every one, are
+ * off while there is a block_done function).
+ */
 static inline void block_done(ETraceEncoder *e)
 {
-    if (unlikely(e->block_done)) {
+    if (e->block_done) {
         e->block_done(e->block_done_opaque, &e->pending);
     }
 }
@@ -1023,7 +1027,8 @@ static void refresh_fast(ETraceEncoder *e)
     e->fast_ok = e->fast_allowed && e->enabled && e->have_pending &&
                  e->in_run && !e->trap.pending && !e->need_sync &&
                  !e->sync_next && !e->lost_pending && !e->context_pending &&
-                 !cur.notify && !cur.ctype && cur.priv == e->prev_priv;
+                 !cur.notify && !cur.ctype && cur.priv == e->prev_priv &&
+                 !e->block_done;    /* data trace: every block evaluated */
     mask[offsetof(ETraceBlock, itype) - BLOCK_BYTES] = 0xf0;
     mask[offsetof(ETraceBlock, priv) - BLOCK_BYTES] = 0xff;
     want[offsetof(ETraceBlock, priv) - BLOCK_BYTES] = cur.priv;
@@ -1105,7 +1110,6 @@ bool report_pending(ETraceEncoder *e, uint64_t next, bool single,
     }
     after_insn(e, act, pending_end(e), true, next);
     e->prev_context = pending->context;
-    block_done(e);
     if (!single) {
         /* b's first instruction */
         e->cur_mispredicted = false;
@@ -1146,7 +1150,6 @@ void send_map(ETraceEncoder *e, const ETraceBlock *b)
         send_branches(e);
     }
     e->prev_implicit_ret = false;
-    block_done(e);
     store_block(e, b, false);
 }
 
@@ -1228,7 +1231,6 @@ void take_quiet_block(ETraceEncoder *e, const ETraceBlock *b, unsigned act)
         take_reporting_block(e, b, act);
         break;
     default:
-        block_done(e);
         store_block(e, b, false);
         break;
     }
@@ -1886,6 +1888,7 @@ void etrace_encoder_set_block_done(ETraceEncoder *e, ETraceBlockDoneFn *fn,
 {
     e->block_done = fn;
     e->block_done_opaque = opaque;
+    refresh_fast(e);
 }
 
 void etrace_encoder_set_fast_paths(ETraceEncoder *e, bool on)
