@@ -187,14 +187,10 @@ struct ETraceEncoder {
 
 /* --------------------------------------------------------- small tools */
 
-/*
- * The pending block's last instruction was evaluated (finish_pending():
- * the fast paths, which take blocks without evaluating every one, are
- * off while there is a block_done function).
- */
+/* The pending block's last instruction was evaluated. */
 static inline void block_done(ETraceEncoder *e)
 {
-    if (e->block_done) {
+    if (unlikely(e->block_done)) {
         e->block_done(e->block_done_opaque, &e->pending);
     }
 }
@@ -1027,8 +1023,7 @@ static void refresh_fast(ETraceEncoder *e)
     e->fast_ok = e->fast_allowed && e->enabled && e->have_pending &&
                  e->in_run && !e->trap.pending && !e->need_sync &&
                  !e->sync_next && !e->lost_pending && !e->context_pending &&
-                 !cur.notify && !cur.ctype && cur.priv == e->prev_priv &&
-                 !e->block_done;    /* data trace: every block evaluated */
+                 !cur.notify && !cur.ctype && cur.priv == e->prev_priv;
     mask[offsetof(ETraceBlock, itype) - BLOCK_BYTES] = 0xf0;
     mask[offsetof(ETraceBlock, priv) - BLOCK_BYTES] = 0xff;
     want[offsetof(ETraceBlock, priv) - BLOCK_BYTES] = cur.priv;
@@ -1110,6 +1105,7 @@ bool report_pending(ETraceEncoder *e, uint64_t next, bool single,
     }
     after_insn(e, act, pending_end(e), true, next);
     e->prev_context = pending->context;
+    block_done(e);
     if (!single) {
         /* b's first instruction */
         e->cur_mispredicted = false;
@@ -1150,6 +1146,7 @@ void send_map(ETraceEncoder *e, const ETraceBlock *b)
         send_branches(e);
     }
     e->prev_implicit_ret = false;
+    block_done(e);
     store_block(e, b, false);
 }
 
@@ -1219,6 +1216,17 @@ QuietOutcome quiet_step(ETraceEncoder *e, unsigned act, uint64_t next,
     return QUIET_STORE;
 }
 
+/*
+ * store_block() after block_done(): out of the fast path's way, which
+ * makes no call but its last (else it would need a stack frame).
+ */
+static __attribute__((noinline))
+void store_block_done(ETraceEncoder *e, const ETraceBlock *b)
+{
+    block_done(e);
+    store_block(e, b, false);
+}
+
 static inline __attribute__((always_inline))
 void take_quiet_block(ETraceEncoder *e, const ETraceBlock *b, unsigned act)
 {
@@ -1231,7 +1239,11 @@ void take_quiet_block(ETraceEncoder *e, const ETraceBlock *b, unsigned act)
         take_reporting_block(e, b, act);
         break;
     default:
-        store_block(e, b, false);
+        if (unlikely(e->block_done)) {
+            store_block_done(e, b);
+        } else {
+            store_block(e, b, false);
+        }
         break;
     }
 }
@@ -1888,7 +1900,6 @@ void etrace_encoder_set_block_done(ETraceEncoder *e, ETraceBlockDoneFn *fn,
 {
     e->block_done = fn;
     e->block_done_opaque = opaque;
-    refresh_fast(e);
 }
 
 void etrace_encoder_set_fast_paths(ETraceEncoder *e, bool on)
