@@ -250,6 +250,7 @@ static void data_trace_demo(void)
     ETraceParams params;
     ETraceOptions opts = { 0 };
     ETraceDataState st = { 0 };
+    ETraceDataAccess acc;
     unsigned long used, pos = 0, loads = 0, stores = 0;
 
     if ((te_control(TR_ENC(0)) & TE_FORMAT_FIELD) ==
@@ -267,40 +268,19 @@ static void data_trace_demo(void)
     used = tr_sink_used(0, trace_buf);
     rv_printf("  data trace of running_dot(), %lu bytes in the RAM sink:\n",
               used);
-    while (pos < used && trace_buf[pos]) {
-        ETracePacket p;
-        ETraceDataAccess acc;
-        const char *err = "";
-        int n = etrace_packet_unpack(&params, &opts, trace_buf + pos,
-                                     used - pos, &p, &err);
+    while (tr_next_data_access(&params, &opts, &st, trace_buf, used, &pos,
+                               &acc)) {
+        bool store = acc.dtype == ETRACE_DTYPE_STORE;
 
-        CHECK(n > 0);
-        if (n <= 0) {
-            break;
+        /* running_dot()'s own; then the code that stops the trace */
+        if (loads + stores < 12) {
+            rv_printf("    %-5s %u bytes [0x%lx] %s 0x%lx\n",
+                      store ? "store" : "load", 1u << acc.dsize,
+                      (unsigned long)acc.daddr, store ? "<-" : "=",
+                      (unsigned long)acc.data);
         }
-        if (p.format == 3 && !p.data) {
-            etrace_data_sync(&st);      /* as the encoder does */
-            if (p.subformat == 3) {
-                etrace_options_unpack(&params, p.options, &opts);
-            }
-        }
-        if (p.data) {
-            bool store;
-
-            CHECK_EQ(etrace_data_unpack(&params, &opts, &st, trace_buf + pos,
-                                        n, &acc, &err), n);
-            store = acc.dtype == ETRACE_DTYPE_STORE;
-            /* running_dot()'s own; then the code that stops the trace */
-            if (loads + stores < 12) {
-                rv_printf("    %-5s %u bytes [0x%lx] %s 0x%lx\n",
-                          store ? "store" : "load", 1u << acc.dsize,
-                          (unsigned long)acc.daddr, store ? "<-" : "=",
-                          (unsigned long)acc.data);
-            }
-            loads += acc.dtype == ETRACE_DTYPE_LOAD;
-            stores += store;
-        }
-        pos += n;
+        loads += acc.dtype == ETRACE_DTYPE_LOAD;
+        stores += store;
     }
     rv_printf("    ... %lu loads and %lu stores in all, the code that stops "
               "the trace included\n", loads, stores);

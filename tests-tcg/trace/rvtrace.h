@@ -169,4 +169,42 @@ static inline void tr_discover(unsigned hart, ETraceParams *p)
 }
 #endif
 
+#ifdef RISCV_ETRACE_DATA_H
+/*
+ * The next data access of the packets in buf[*pos..used), as a decoder
+ * reads them: instruction packets are passed over (any format 3 resets
+ * the data compression state, a support packet sets the options o).
+ * Returns false at the end, at padding, or at bytes that do not unpack.
+ */
+static inline bool tr_next_data_access(const ETraceParams *p,
+                                       ETraceOptions *o, ETraceDataState *st,
+                                       const uint8_t *buf, unsigned long used,
+                                       unsigned long *pos, ETraceDataAccess *a)
+{
+    while (*pos < used && buf[*pos]) {
+        ETracePacket pkt;
+        const char *err = "";
+        int len = etrace_packet_unpack(p, o, buf + *pos, used - *pos, &pkt,
+                                       &err);
+
+        if (len <= 0) {
+            return false;
+        }
+        if (pkt.data) {
+            len = etrace_data_unpack(p, o, st, buf + *pos, len, a, &err);
+            *pos = len > 0 ? *pos + (unsigned long)len : used;
+            return len > 0;
+        }
+        if (pkt.format == 3) {
+            etrace_data_sync(st);
+            if (pkt.subformat == 3) {
+                etrace_options_unpack(p, pkt.options, o);
+            }
+        }
+        *pos += len;
+    }
+    return false;
+}
+#endif
+
 #endif

@@ -333,6 +333,7 @@ static void check_data(void)
     };
     ETraceOptions opts = { 0 };
     ETraceDataState st = { 0 };
+    ETraceDataAccess a;
     unsigned long used, pos = 0;
     unsigned n = 0;
 
@@ -345,34 +346,14 @@ static void check_data(void)
     trace_call((void (*)(void))traced_data);
     CHECK_EQ(data_cell, 9);
     used = tr_sink_used(0, tbuf);
-    while (pos < used && tbuf[pos] && n < (sizeof(want) / sizeof(want[0]))) {
-        ETracePacket p;
-        ETraceDataAccess a;
-        const char *err = "";
-        int len = etrace_packet_unpack(&params, &opts, tbuf + pos,
-                                       used - pos, &p, &err);
-
-        CHECK(len > 0);
-        if (len <= 0) {
-            return;
-        }
-        if (p.format == 3 && !p.data) {
-            etrace_data_sync(&st);
-            if (p.subformat == 3) {
-                etrace_options_unpack(&params, p.options, &opts);
-            }
-        }
-        if (p.data) {
-            CHECK_EQ(etrace_data_unpack(&params, &opts, &st, tbuf + pos,
-                                        len, &a, &err), len);
-            CHECK_EQ(a.dtype, want[n].dtype);
-            CHECK_EQ(a.dsize, want[n].dsize);
-            CHECK_EQ(a.data, want[n].data);
-            CHECK_EQ(a.operand, want[n].operand);
-            CHECK_EQ(a.daddr, n ? (unsigned long)&data_cell : 0x343);
-            n++;
-        }
-        pos += len;
+    while (n < sizeof(want) / sizeof(want[0]) &&
+           tr_next_data_access(&params, &opts, &st, tbuf, used, &pos, &a)) {
+        CHECK_EQ(a.dtype, want[n].dtype);
+        CHECK_EQ(a.dsize, want[n].dsize);
+        CHECK_EQ(a.data, want[n].data);
+        CHECK_EQ(a.operand, want[n].operand);
+        CHECK_EQ(a.daddr, n ? (unsigned long)&data_cell : 0x343);
+        n++;
     }
     CHECK_EQ(n, (sizeof(want) / sizeof(want[0])));
 }
