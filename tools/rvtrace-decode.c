@@ -341,63 +341,6 @@ static void out_symbol(Ctx *c, uint64_t addr)
     }
 }
 
-/* "80000004 M <_start+0x4>  f14022f3  csrr t0,mhartid" */
-static void out_disasm_line(Source *s, uint64_t addr, unsigned priv,
-                            unsigned len)
-{
-    Ctx *c = s->ctx;
-    const char *text = rv_image_disasm(c->image, addr);
-    uint32_t bits;
-
-    out_src_prefix(s);
-    out_hex(&c->out, addr, c->params.iaddress_width_p / 4);
-    out_printf(&c->out, " %-2s <", priv_name(priv));
-    out_symbol(c, addr);
-    out_str(&c->out, ">  ");
-    if (insn_bits(c, addr, len, &bits)) {
-        out_hex(&c->out, bits, len * 2);
-    }
-    out_str(&c->out, len == 2 ? "      " : "  ");
-    out_str(&c->out, text ? text : "");
-    out_char(&c->out, '\n');
-}
-
-static void out_json_insn(Source *s, uint64_t addr, unsigned priv,
-                          unsigned len)
-{
-    Ctx *c = s->ctx;
-    uint32_t bits;
-
-    out_printf(&c->out, "{\"type\":\"insn\",\"src\":%u,\"addr\":\"0x", s->id);
-    out_hex(&c->out, addr, 1);
-    out_printf(&c->out, "\",\"priv\":%u,\"len\":%u", priv, len);
-    if (c->disasm) {
-        const char *text = rv_image_disasm(c->image, addr);
-
-        char sym[256] = "";
-        size_t index;
-        const RVSymbol *sy = symbol_of(c, addr, &index);
-
-        if (sy) {
-            snprintf(sym, sizeof(sym), addr == sy->addr ? "%s" :
-                     "%s+0x%" PRIx64, sy->name, addr - sy->addr);
-        }
-        /* names come from the ELF file: escaped like any string */
-        out_str(&c->out, ",\"sym\":");
-        out_json_str(&c->out, sym);
-        if (insn_bits(c, addr, len, &bits)) {
-            out_str(&c->out, ",\"bits\":\"0x");
-            out_hex(&c->out, bits, len * 2);
-            out_char(&c->out, '"');
-        }
-        if (text) {
-            out_str(&c->out, ",\"asm\":");
-            out_json_str(&c->out, text);
-        }
-    }
-    out_str(&c->out, "}\n");
-}
-
 /*
  * One key=value list for both output styles: JSON adds quotes, the text
  * form is "# TYPE key=value ...".  Hex values are strings in JSON.
@@ -503,6 +446,69 @@ static void out_data_json(Source *s, const ETraceDataAccess *a)
     out_char(f.o, '}');
 }
 
+/* "80000004 M <_start+0x4>  f14022f3  csrr t0,mhartid" */
+static void out_disasm_line(Source *s, uint64_t addr, unsigned priv,
+                            unsigned len, const ETraceDataAccess *a)
+{
+    Ctx *c = s->ctx;
+    const char *text = rv_image_disasm(c->image, addr);
+    uint32_t bits;
+
+    out_src_prefix(s);
+    out_hex(&c->out, addr, c->params.iaddress_width_p / 4);
+    out_printf(&c->out, " %-2s <", priv_name(priv));
+    out_symbol(c, addr);
+    out_str(&c->out, ">  ");
+    if (insn_bits(c, addr, len, &bits)) {
+        out_hex(&c->out, bits, len * 2);
+    }
+    out_str(&c->out, len == 2 ? "      " : "  ");
+    out_str(&c->out, text ? text : "");
+    if (a) {
+        out_data_text(s, a);
+    }
+    out_char(&c->out, '\n');
+}
+
+static void out_json_insn(Source *s, uint64_t addr, unsigned priv,
+                          unsigned len, const ETraceDataAccess *a)
+{
+    Ctx *c = s->ctx;
+    uint32_t bits;
+
+    out_printf(&c->out, "{\"type\":\"insn\",\"src\":%u,\"addr\":\"0x", s->id);
+    out_hex(&c->out, addr, 1);
+    out_printf(&c->out, "\",\"priv\":%u,\"len\":%u", priv, len);
+    if (c->disasm) {
+        const char *text = rv_image_disasm(c->image, addr);
+
+        char sym[256] = "";
+        size_t index;
+        const RVSymbol *sy = symbol_of(c, addr, &index);
+
+        if (sy) {
+            snprintf(sym, sizeof(sym), addr == sy->addr ? "%s" :
+                     "%s+0x%" PRIx64, sy->name, addr - sy->addr);
+        }
+        /* names come from the ELF file: escaped like any string */
+        out_str(&c->out, ",\"sym\":");
+        out_json_str(&c->out, sym);
+        if (insn_bits(c, addr, len, &bits)) {
+            out_str(&c->out, ",\"bits\":\"0x");
+            out_hex(&c->out, bits, len * 2);
+            out_char(&c->out, '"');
+        }
+        if (text) {
+            out_str(&c->out, ",\"asm\":");
+            out_json_str(&c->out, text);
+        }
+    }
+    if (a) {
+        out_data_json(s, a);
+    }
+    out_str(&c->out, "}\n");
+}
+
 /* One retired instruction in the output mode, with its access if any. */
 static void out_insn(Source *s, const ETraceDecInsn *insn,
                      const ETraceDataAccess *a)
@@ -515,20 +521,10 @@ static void out_insn(Source *s, const ETraceDecInsn *insn,
         out_address_line(o, insn->addr);
         break;
     case OUT_DISASM:
-        out_disasm_line(s, insn->addr, insn->privilege, insn->len);
-        if (a) {
-            o->len--;           /* the newline */
-            out_data_text(s, a);
-            out_char(o, '\n');
-        }
+        out_disasm_line(s, insn->addr, insn->privilege, insn->len, a);
         break;
     case OUT_JSON:
-        out_json_insn(s, insn->addr, insn->privilege, insn->len);
-        if (a) {
-            o->len -= 2;        /* "}\n" */
-            out_data_json(s, a);
-            out_str(o, "}\n");
-        }
+        out_json_insn(s, insn->addr, insn->privilege, insn->len, a);
         break;
     case OUT_SUMMARY:
         count_insn(s, insn->addr, insn->privilege, insn->len, insn->branch);
@@ -544,7 +540,7 @@ static void out_insn(Source *s, const ETraceDecInsn *insn,
 static void on_data_insn(void *opaque, const ETraceDecInsn *insn,
                          uint32_t bits, const ETraceDataAccess *a)
 {
-    (void)bits;
+    (void)bits;     /* the matcher's: the output reads them itself */
     out_insn(opaque, insn, a);
 }
 
