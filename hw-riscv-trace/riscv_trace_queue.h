@@ -4,9 +4,10 @@
  * The queue between a hart and its encoding thread is an array of len
  * records (a power of two) with free-running head (the hart's) and tail
  * (the encoding thread's) counters.  The hart is lent a room of at most
- * batch records after head; a trap's two records must not be split by
- * the end of the array, so a room never starts on the last slot: that
- * slot is padded first, which takes a slot of the free space.  Plain C,
+ * batch records after head; a pair of records (a trap's, a data
+ * access's) must not be split by the end of the array, so a room never
+ * starts on the last slot: that slot is padded first, which takes a slot
+ * of the free space.  Plain C,
  * so that a host unit test checks the arithmetic (tests-unit).
  *
  * Copyright (c) 2026 The rvpa authors

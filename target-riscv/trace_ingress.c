@@ -41,7 +41,8 @@ uint64_t riscv_trace_cs_base(CPURISCVState *env)
  * Take the room the consumer lends, records [first, *limit).  Its last
  * slot is a spare: env->trace_limit stops one short of it, so whoever
  * finds trace_ptr below trace_limit can store two records (a trap's
- * pair, a run and its newest block) before checking for room.
+ * pair, a data access's, a run and its newest block) before checking
+ * for room.
  */
 static void trace_take_room(CPURISCVState *env, RISCVTraceRecord *first,
                             RISCVTraceRecord *limit)

@@ -25,7 +25,9 @@
  * trap (itype 1 or 2) retires nothing itself: it follows the block ending
  * at the last retired instruction, iaddr is the trapping instruction
  * (xepc), and a second record after it holds cause and tval; the two are
- * never split over two rooms.  A context record (RISCV_TRACE_CONTEXT)
+ * never split over two rooms, nor are the two of a data access
+ * (ETRACE_PB_DATA, trace_data_translate.c.inc), which go before the
+ * record of their block.  A context record (RISCV_TRACE_CONTEXT)
  * carries the new context (satp.ASID) in iaddr.  The bits from
  * ETRACE_PB_PRODUCER_SHIFT up are the ingress's own, below.
  */
@@ -106,7 +108,7 @@ typedef struct RISCVTraceRun {
  * The consumer, on the hart's thread, with or without the BQL: the
  * records written since the last call end at end (NULL: none, the first
  * call).  It takes them and returns where the next ones go, with room
- * up to *limit (at least two records, a trap's pair): env->trace_ptr,
+ * up to *limit (at least two records, a pair): env->trace_ptr,
  * and trace_limit one short of it (trace_take_room()).
  * Whoever reaches trace_limit hands the records over and asks for new
  * room: translated code stores a record before it checks.
