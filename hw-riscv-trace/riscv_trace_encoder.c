@@ -476,8 +476,8 @@ static void te_data_send(RISCVTraceEncoderState *te, const ETraceDataAccess *a)
 }
 
 /*
- * ETraceBlockDoneFn: the oldest traced block fed was encoded.  Its
- * accesses go out; those of older records were filtered out.
+ * ETraceBlockDoneFn: block b was encoded, the oldest fed at its address.
+ * Its accesses go out; those of blocks fed before it never will be.
  */
 static void te_data_block_done(void *opaque, const ETraceBlock *b)
 {
