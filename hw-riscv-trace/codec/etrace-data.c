@@ -175,10 +175,109 @@ size_t etrace_data_pack(const ETraceParams *p, const ETraceOptions *o,
     return data_pack(p, NULL, o, st, a, buf);
 }
 
+#ifdef __SIZEOF_INT128__
+/*
+ * The commonest packet: a load or store with address and data, of a size
+ * sent since the sync, so address and data are compressed.  The bytes of
+ * data_pack() with neither its general packet nor its field walker: the
+ * payload is built in 128 bits, the address last and only its significant
+ * bits (the sign-based compression drops the rest).  Returns 0 where it
+ * does not apply: data_pack() then takes the access.
+ */
+static size_t pack_load_store(const ETracePacker *pk, ETraceDataState *st,
+                              const ETraceDataAccess *a,
+                              uint8_t buf[ETRACE_MAX_PACKET])
+{
+    unsigned s = a->dsize, aw = pk->p.iaddress_width_p;
+    uint64_t dmask = mask_of(8u << s), d = a->data & dmask;
+    uint64_t daddr = a->daddr & mask_of(aw);
+    uint64_t v = (daddr - st->addr[s]) & mask_of(aw);
+    int64_t field = (int64_t)(v << (64 - aw)) >> (64 - aw);
+    uint64_t sent = d, x = d ^ st->data[s], df = (d - st->data[s]) & dmask;
+    unsigned format = a->dtype == ETRACE_DTYPE_LOAD ? ETRACE_DFMT_LOAD
+                                                    : ETRACE_DFMT_STORE;
+    unsigned diff = ETRACE_DDIFF_DATA_FULL, len = len_of(d), n, top, bits;
+    unsigned h = pk->header;
+    uint64_t hi, lo;
+
+    if (v & mask_of(s)) {
+        format |= 1;                /* unaligned: the byte difference */
+    } else {
+        field >>= s;
+    }
+    if (len_of(x) < len) {
+        diff = ETRACE_DDIFF_XOR;
+        sent = x;
+        len = len_of(x);
+    }
+    if (len_of(df) < len) {
+        diff = ETRACE_DDIFF_DATA_DIFF;
+        sent = df;
+        len = len_of(df);
+    }
+    n = 7 + s + 8 * (len + 1);      /* the bits before the address */
+    top = n + 64 - __builtin_clrsbll(field) - 1;    /* the sign bit */
+    if (top < 63) {
+        /* most packets fit a word: data up to 4 bytes, a near address */
+        uint64_t sign = field < 0 ? UINT64_MAX : 0;
+        uint64_t below = (UINT64_C(1) << top) - 1;
+
+        lo = format | s << 3 | diff << 5 | (uint64_t)len << 7 |
+             sent << (7 + s) | (uint64_t)field << n;
+        lo = (lo & below) | (sign & ~below);
+        hi = sign;
+        bits = lo ^ sign ? 63 - __builtin_clzll(lo ^ sign) + 2 : 1;
+    } else if (top < 128) {
+        unsigned __int128 sign = field < 0 ? ~(unsigned __int128)0 : 0;
+        unsigned __int128 below = ((unsigned __int128)1 << top) - 1;
+        unsigned __int128 p = format | s << 3 | diff << 5 |
+                              (unsigned __int128)len << 7 |
+                              (unsigned __int128)sent << (7 + s) |
+                              (unsigned __int128)(uint64_t)field << n;
+
+        /* above the sign bit, copies of it; below, the highest that differs */
+        p = (p & below) | (sign & ~below);
+        hi = p >> 64;
+        lo = p;
+        bits = hi ^ (uint64_t)sign ?
+               64 + 63 - __builtin_clzll(hi ^ (uint64_t)sign) + 2 :
+               lo ^ (uint64_t)sign ?
+               63 - __builtin_clzll(lo ^ (uint64_t)sign) + 2 : 1;
+    } else {
+        return 0;
+    }
+    buf[0] = (bits + 7) / 8 | ETRACE_FLOW_DATA << ETRACE_FLOW_SHIFT;
+    for (unsigned i = 1; i < h; i++) {
+        buf[i] = pk->p.src_id >> (8 * (i - 1));
+    }
+    /* whole words: the bytes past the packet are not part of it */
+    etrace_store_le64(buf + h, lo);
+    etrace_store_le64(buf + h + 8, hi);
+    st->addr[s] = daddr;
+    st->data[s] = d;
+    return h + (bits + 7) / 8;
+}
+#endif
+
 size_t etrace_data_pack_fast(const ETracePacker *pk, const ETraceOptions *o,
                              ETraceDataState *st, const ETraceDataAccess *a,
                              uint8_t buf[ETRACE_MAX_PACKET])
 {
+#ifdef __SIZEOF_INT128__
+    unsigned s = a->dsize;
+
+    if (pk->fast && (a->dtype == ETRACE_DTYPE_LOAD ||
+                     a->dtype == ETRACE_DTYPE_STORE) &&
+        !o->data_no_value && !o->data_no_address && !o->data_full_address &&
+        s < 4 && 8u << s <= pk->p.iaddress_width_p &&
+        (st->addr_known & st->data_known) >> s & 1) {
+        size_t len = pack_load_store(pk, st, a, buf);
+
+        if (len) {
+            return len;
+        }
+    }
+#endif
     return data_pack(&pk->p, pk, o, st, a, buf);
 }
 
