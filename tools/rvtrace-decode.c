@@ -66,6 +66,7 @@ typedef struct Source {
     /* data trace: the accesses on their instructions, once it is on */
     ETraceDataMatch *dmatch;
     bool data_no_address;   /* the data packets' layout */
+    bool data_no_value;
     bool data_filtered;     /* ... and not every access is in them */
     bool data_synced;       /* see data_flush_at() */
     uint64_t dfiltered;     /* accesses shown as events: filtered */
@@ -404,8 +405,6 @@ static void out_data_text(Source *s, const ETraceDataAccess *a)
     Output *o = &s->ctx->out;
     bool csr = a->dtype >= ETRACE_DTYPE_CSR_RW &&
                a->dtype <= ETRACE_DTYPE_CSR_RC;
-    const ETraceOptions *opt = &s->ctx->options;
-
     out_str(o, csr ? "  [csr 0x" : "  [");
     if (csr || !s->data_no_address) {
         out_str(o, csr ? "" : "0x");
@@ -414,7 +413,7 @@ static void out_data_text(Source *s, const ETraceDataAccess *a)
         out_char(o, '?');
     }
     out_str(o, a->dtype == ETRACE_DTYPE_STORE ? "] <- " : "] = ");
-    if (opt->data_no_value) {
+    if (s->data_no_value) {
         out_char(o, '?');
     } else {
         out_str(o, "0x");
@@ -437,7 +436,7 @@ static void out_data_json(Source *s, const ETraceDataAccess *a)
     if (!s->data_no_address || a->dtype >= ETRACE_DTYPE_CSR_RW) {
         field_hex(&f, "addr", a->daddr);
     }
-    if (!s->ctx->options.data_no_value) {
+    if (!s->data_no_value) {
         field_hex(&f, "value", a->data);
         if (a->dtype >= ETRACE_DTYPE_CSR_RW) {
             field_hex(&f, "operand", a->operand);
@@ -789,7 +788,7 @@ static void start_data(Source *s, const ETraceOptions *o)
     Ctx *c = s->ctx;
 
     s->data_no_address = o->data_no_address;
-    c->options.data_no_value = o->data_no_value;
+    s->data_no_value = o->data_no_value;
     s->data_filtered = o->data_filtered;
     if (!s->dmatch && !s->data_filtered) {
         s->dmatch = etrace_data_match_new(c->params.iaddress_width_p,

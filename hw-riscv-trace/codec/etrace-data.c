@@ -84,28 +84,26 @@ static bool classify(const ETraceParams *p, const ETraceDataAccess *a,
  * packets without an address, data-only and CSR ones, have no "full
  * data" code but 0: 2 is reserved there).
  */
-static void choose_data(bool has_addr, bool full, uint64_t d, uint64_t prev,
-                        uint64_t mask, ETraceDataPacket *pkt)
+static unsigned choose_data(bool has_addr, bool full, uint64_t d,
+                            uint64_t prev, uint64_t mask, uint64_t *sent)
 {
     uint64_t x = d ^ prev, df = (d - prev) & mask;
+    unsigned diff = ETRACE_DDIFF_DATA_FULL;
 
-    pkt->diff = ETRACE_DDIFF_DATA_FULL;
-    pkt->data = d;
+    *sent = d;
     if (full) {
-        pkt->diff = ETRACE_DDIFF_FULL;
-        return;
+        return ETRACE_DDIFF_FULL;
     }
-    if (len_of(x) < len_of(pkt->data)) {
-        pkt->diff = ETRACE_DDIFF_XOR;
-        pkt->data = x;
+    if (len_of(x) < len_of(*sent)) {
+        diff = ETRACE_DDIFF_XOR;
+        *sent = x;
     }
-    if (len_of(df) < len_of(pkt->data)) {
-        pkt->diff = ETRACE_DDIFF_DATA_DIFF;
-        pkt->data = df;
+    if (len_of(df) < len_of(*sent)) {
+        diff = ETRACE_DDIFF_DATA_DIFF;
+        *sent = df;
     }
-    if (!has_addr && pkt->diff == ETRACE_DDIFF_DATA_FULL) {
-        pkt->diff = ETRACE_DDIFF_FULL;
-    }
+    return !has_addr && diff == ETRACE_DDIFF_DATA_FULL ? ETRACE_DDIFF_FULL
+                                                       : diff;
 }
 
 static size_t data_pack(const ETraceParams *p, const ETracePacker *pk,
@@ -148,7 +146,8 @@ static size_t data_pack(const ETraceParams *p, const ETracePacker *pk,
     if (o->data_no_value) {
         pkt.diff = !full;
     } else {
-        choose_data(has_addr, full, d, st->data[s], dmask, &pkt);
+        pkt.diff = choose_data(has_addr, full, d, st->data[s], dmask,
+                               &pkt.data);
         pkt.data_len = len_of(pkt.data);
         pkt.operand = a->operand & dmask;
         pkt.op_len = len_of(pkt.operand);
@@ -193,27 +192,17 @@ static size_t pack_load_store(const ETracePacker *pk, ETraceDataState *st,
     uint64_t daddr = a->daddr & mask_of(aw);
     uint64_t v = (daddr - st->addr[s]) & mask_of(aw);
     int64_t field = (int64_t)(v << (64 - aw)) >> (64 - aw);
-    uint64_t sent = d, x = d ^ st->data[s], df = (d - st->data[s]) & dmask;
     unsigned format = a->dtype == ETRACE_DTYPE_LOAD ? ETRACE_DFMT_LOAD
                                                     : ETRACE_DFMT_STORE;
-    unsigned diff = ETRACE_DDIFF_DATA_FULL, len = len_of(d), n, top, bits;
+    uint64_t sent, hi, lo;
+    unsigned diff = choose_data(true, false, d, st->data[s], dmask, &sent);
+    unsigned len = len_of(sent), n, top, bits;
     unsigned h = pk->header;
-    uint64_t hi, lo;
 
     if (v & mask_of(s)) {
         format |= 1;                /* unaligned: the byte difference */
     } else {
         field >>= s;
-    }
-    if (len_of(x) < len) {
-        diff = ETRACE_DDIFF_XOR;
-        sent = x;
-        len = len_of(x);
-    }
-    if (len_of(df) < len) {
-        diff = ETRACE_DDIFF_DATA_DIFF;
-        sent = df;
-        len = len_of(df);
     }
     n = 7 + s + 8 * (len + 1);      /* the bits before the address */
     top = n + 64 - __builtin_clrsbll(field) - 1;    /* the sign bit */
