@@ -685,14 +685,16 @@ static void fuzz_one(QTestState *qts, GRand *r)
            g_rand_int_range(r, 0, 2) ? val : (uint32_t)fuzz_address(r));
         break;
     case 11:
-        wr(qts, ENC(0), INST_FILTERS, val & 0xf);
+        wr(qts, ENC(0), g_rand_int_range(r, 0, 2) ? INST_FILTERS : DATA_FILTERS,
+           val & 0xf);
         break;
     case 12:
         wr(qts, PIB, g_rand_int_range(r, 0, 2) ? CONTROL :
            g_rand_int_range(r, 0, 0x400) * 4, val);
         break;
     case 13:
-        wr(qts, ENC(0), g_rand_int_range(r, 0, 0x400) * 4, val);
+        wr(qts, ENC(0), g_rand_int_range(r, 0, 2) ? DATA_CONTROL :
+           g_rand_int_range(r, 0, 0x400) * 4, val);
         break;
     default:
         rd(qts, g_rand_int_range(r, 0, 2) ? SINK(0) : ENC(0),
@@ -710,6 +712,8 @@ static void fuzz_valid_setup(QTestState *qts, GRand *r)
     setup_smem(qts, start, limit,
                g_rand_int_range(r, 0, 4) ? 0 : STOP_ON_WRAP);
     wr(qts, ENC(0), INST_FEATURES, g_rand_int(r) & 0xff);
+    /* data trace of the program's CSR accesses, in any layout */
+    wr(qts, ENC(0), DATA_CONTROL, g_rand_int(r) | 2);
     wr(qts, ENC(0), CONTROL, ACTIVE | ENABLE | INST_TRACING | INST_MODE(6) |
        SYNC_MODE(1) | SYNC_MAX(g_rand_int_range(r, 0, 16)));
 }
