@@ -55,6 +55,16 @@ static const char *tool(void)
     return g_getenv("RVTRACE_DECODE");
 }
 
+/* The tool's tests: false, and the test skipped, without the tool. */
+static bool have_tool(void)
+{
+    if (!tool()) {
+        g_test_skip("needs $RVTRACE_DECODE");
+        return false;
+    }
+    return true;
+}
+
 static char *tmp_dir;
 
 static char *tmp_file(const char *name, const void *data, size_t len)
@@ -129,6 +139,18 @@ static GPtrArray *config_args(const FuzzConfig *c, const char *image)
 static char *image_file(void)
 {
     return tmp_file("image.bin", fuzz_image, sizeof(fuzz_image));
+}
+
+/*
+ * The fuzz image's bytes [off, off + len) in file name, and the --raw
+ * argument that loads them at their address.
+ */
+static char *raw_image_arg(const char *name, size_t off, size_t len)
+{
+    g_autofree char *path = tmp_file(name, fuzz_image + off, len);
+
+    return g_strdup_printf("--raw=%s@0x%x", path,
+                           FUZZ_IMAGE_BASE + (unsigned)off);
 }
 
 /* ------------------------------------------------------------- corpus */
@@ -453,7 +475,7 @@ static void expect_tool(int status, const char *message, ...)
 static void test_tool_errors(void)
 {
     uint8_t hdr[FUZZ_HEADER] = { 0, 254, 0 };
-    g_autofree char *image = NULL, *raw = NULL, *trace = NULL;
+    g_autofree char *raw = NULL, *trace = NULL;
     g_autofree char *cut = NULL, *bad = NULL, *text = NULL, *x86 = NULL;
     g_autofree char *empty = NULL, *padding = NULL;
     uint8_t elf_x86[64] = { 0x7f, 'E', 'L', 'F', 2, 1, 1 };
@@ -463,14 +485,12 @@ static void test_tool_errors(void)
     FuzzConfig c;
     size_t n;
 
-    if (!tool()) {
-        g_test_skip("needs $RVTRACE_DECODE");
+    if (!have_tool()) {
         return;
     }
     fuzz_config(hdr, sizeof(hdr), &c);
     fuzz_generate(&c, 7, 100, &s, walk, G_N_ELEMENTS(walk), &n);
-    image = image_file();
-    raw = g_strdup_printf("--raw=%s@0x%x", image, FUZZ_IMAGE_BASE);
+    raw = raw_image_arg("image.bin", 0, sizeof(fuzz_image));
     trace = tmp_file("whole.bin", s.buf, s.len);
     /* bad input inside the flow names the last instruction before it */
     expect_tool(1, "than the limit (max_packet_walk) (after 0x8000",
@@ -739,8 +759,7 @@ static void test_tool_elf_at(void)
     ImageRun r;
     ToolRun t;
 
-    if (!tool()) {
-        g_test_skip("needs $RVTRACE_DECODE");
+    if (!have_tool()) {
         return;
     }
     image_run_init(&r);
@@ -804,20 +823,18 @@ static char *symbols_file(const char *name, uint64_t base)
  */
 static void test_tool_symbols(void)
 {
-    g_autofree char *image = NULL, *raw = NULL, *abs = NULL, *low = NULL;
+    g_autofree char *raw = NULL, *abs = NULL, *low = NULL;
     g_autofree char *high = NULL, *low_arg = NULL, *high_arg = NULL;
     g_autofree char *noise = NULL, *bytes = g_malloc(1 << 20);
     uint64_t x = 1;
     ImageRun r;
     ToolRun t;
 
-    if (!tool()) {
-        g_test_skip("needs $RVTRACE_DECODE");
+    if (!have_tool()) {
         return;
     }
     image_run_init(&r);
-    image = image_file();
-    raw = g_strdup_printf("--raw=%s@0x%x", image, FUZZ_IMAGE_BASE);
+    raw = raw_image_arg("image.bin", 0, sizeof(fuzz_image));
     abs = symbols_file("abs.map", FUZZ_IMAGE_BASE);
     low = symbols_file("low.map", 0x10);
     low_arg = g_strdup_printf("--symbols=%s@0x%x", low,
@@ -871,20 +888,16 @@ static const char *split_sym_of(uint32_t off)
  */
 static void test_tool_symbol_segments(void)
 {
-    g_autofree char *a = NULL, *b = NULL, *ra = NULL, *rb = NULL;
-    g_autofree char *syms = NULL, *arg = NULL;
+    g_autofree char *ra = NULL, *rb = NULL, *syms = NULL, *arg = NULL;
     ImageRun r;
     ToolRun t;
 
-    if (!tool()) {
-        g_test_skip("needs $RVTRACE_DECODE");
+    if (!have_tool()) {
         return;
     }
     image_run_init(&r);
-    a = tmp_file("a.bin", fuzz_image, 0x3a);
-    b = tmp_file("b.bin", fuzz_image + 0x3a, sizeof(fuzz_image) - 0x3a);
-    ra = g_strdup_printf("--raw=%s@0x%x", a, FUZZ_IMAGE_BASE);
-    rb = g_strdup_printf("--raw=%s@0x%x", b, FUZZ_IMAGE_BASE + 0x3a);
+    ra = raw_image_arg("a.bin", 0, 0x3a);
+    rb = raw_image_arg("b.bin", 0x3a, sizeof(fuzz_image) - 0x3a);
     syms = tmp_file("split.map", "0 000000000000000c T head\n14 t mid\n",
                     strlen("0 000000000000000c T head\n14 t mid\n"));
     arg = g_strdup_printf("--symbols=%s@0x%x", syms, FUZZ_IMAGE_BASE);
@@ -901,18 +914,16 @@ static void test_tool_symbol_segments(void)
 static void test_tool_gap_no_image(void)
 {
     g_autofree uint64_t *got = g_new(uint64_t, MAX_ADDRS);
-    g_autofree char *a = NULL, *ra = NULL, *gap = NULL;
+    g_autofree char *ra = NULL, *gap = NULL;
     size_t n, at = 0;
     ImageRun r;
     ToolRun t;
 
-    if (!tool()) {
-        g_test_skip("needs $RVTRACE_DECODE");
+    if (!have_tool()) {
         return;
     }
     image_run_init(&r);
-    a = tmp_file("a.bin", fuzz_image, 0x3a);
-    ra = g_strdup_printf("--raw=%s@0x%x", a, FUZZ_IMAGE_BASE);
+    ra = raw_image_arg("a.bin", 0, 0x3a);
     t = image_decode(&r, ra, NULL);
     g_assert_cmpint(t.status, ==, 0);
     g_assert_cmpstr(t.err, ==, "");
@@ -956,15 +967,14 @@ static void test_tool_ntrace_privilege(void)
         { .tcode = NTRACE_TCODE_PROG_TRACE_CORRELATION,
           .evcode = NTRACE_EVCODE_DISABLED },
     };
-    g_autofree char *image = NULL, *raw = NULL, *with = NULL;
+    g_autofree char *raw = NULL, *with = NULL;
     g_autofree char *without = NULL;
     uint8_t all[3 * NTRACE_MAX_MESSAGE], some[3 * NTRACE_MAX_MESSAGE];
     size_t n_all = 0, n_some = 0;
     const char *args[] = { "--format=ntrace", "-s", NULL, NULL, NULL };
     ToolRun r;
 
-    if (!tool()) {
-        g_test_skip("needs $RVTRACE_DECODE");
+    if (!have_tool()) {
         return;
     }
     for (unsigned i = 0; i < G_N_ELEMENTS(msgs); i++) {
@@ -976,8 +986,7 @@ static void test_tool_ntrace_privilege(void)
         }
         n_all += len;
     }
-    image = image_file();
-    raw = g_strdup_printf("--raw=%s@0x%x", image, FUZZ_IMAGE_BASE);
+    raw = raw_image_arg("image.bin", 0, sizeof(fuzz_image));
     with = tmp_file("owner.bin", all, n_all);
     without = tmp_file("no-owner.bin", some, n_some);
     args[2] = raw;
