@@ -106,7 +106,7 @@ static unsigned choose_data(bool has_addr, bool full, uint64_t d,
                                                        : diff;
 }
 
-static size_t data_pack(const ETraceParams *p, const ETracePacker *pk,
+static size_t data_pack(const ETraceParams *p,
                         const ETraceOptions *o, ETraceDataState *st,
                         const ETraceDataAccess *a,
                         uint8_t buf[ETRACE_MAX_PACKET])
@@ -152,8 +152,7 @@ static size_t data_pack(const ETraceParams *p, const ETracePacker *pk,
         pkt.operand = a->operand & dmask;
         pkt.op_len = len_of(pkt.operand);
     }
-    len = pk ? etrace_data_packet_pack_fast(pk, o, &pkt, buf) :
-               etrace_data_packet_pack(p, o, &pkt, buf);
+    len = etrace_data_packet_pack(p, o, &pkt, buf);
     if (len) {
         if (has_addr) {
             st->addr[s] = daddr;
@@ -171,7 +170,7 @@ size_t etrace_data_pack(const ETraceParams *p, const ETraceOptions *o,
                         ETraceDataState *st, const ETraceDataAccess *a,
                         uint8_t buf[ETRACE_MAX_PACKET])
 {
-    return data_pack(p, NULL, o, st, a, buf);
+    return data_pack(p, o, st, a, buf);
 }
 
 #ifdef __SIZEOF_INT128__
@@ -267,7 +266,7 @@ size_t etrace_data_pack_fast(const ETracePacker *pk, const ETraceOptions *o,
         }
     }
 #endif
-    return data_pack(&pk->p, pk, o, st, a, buf);
+    return data_pack(&pk->p, o, st, a, buf);
 }
 
 /* The access a packet describes, up to the compressed fields. */

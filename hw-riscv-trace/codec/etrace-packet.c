@@ -640,14 +640,14 @@ static unsigned top_bit(uint64_t x)
  * extension is lo, then hi.  Of the 16 payload bytes written to buf, the
  * ones past the packet's end are not part of it.
  */
-static inline size_t put_payload_flow(const ETracePacker *pk, unsigned bits,
-                                      uint64_t lo, uint64_t hi, unsigned flow,
-                                      uint8_t buf[ETRACE_MAX_PACKET])
+static inline size_t put_payload(const ETracePacker *pk, unsigned bits,
+                                 uint64_t lo, uint64_t hi,
+                                 uint8_t buf[ETRACE_MAX_PACKET])
 {
     unsigned bytes = (bits + 7) / 8, header = pk->header;
     unsigned shift = header * 8;    /* 8, 16 or 24 */
-    /* no timestamp; the source ID fits the header's other bytes */
-    uint64_t head = bytes | flow << 5 | (uint64_t)pk->p.src_id << 8;
+    /* flow 0, no timestamp; the source ID fits the header's other bytes */
+    uint64_t head = bytes | (uint64_t)pk->p.src_id << 8;
 
     /*
      * Whole words at word offsets: a reader's 8-byte loads then take
@@ -658,14 +658,6 @@ static inline size_t put_payload_flow(const ETracePacker *pk, unsigned bits,
     etrace_store_le64(buf + 8, lo >> (64 - shift) | hi << shift);
     etrace_store_le64(buf + 16, hi >> (64 - shift));
     return header + bytes;
-}
-
-/* An instruction trace packet: flow 0. */
-static inline size_t put_payload(const ETracePacker *pk, unsigned bits,
-                                 uint64_t lo, uint64_t hi,
-                                 uint8_t buf[ETRACE_MAX_PACKET])
-{
-    return put_payload_flow(pk, bits, lo, hi, 0, buf);
 }
 
 /* A payload of fewer than 128 bits being built, LSB first. */
@@ -694,7 +686,7 @@ static void payload_put(Payload *pl, uint64_t v, unsigned width)
  * copies of the sign at the top are dropped.
  */
 static size_t put_any_payload(const ETracePacker *pk, const Payload *pl,
-                              unsigned flow, uint8_t buf[ETRACE_MAX_PACKET])
+                              uint8_t buf[ETRACE_MAX_PACKET])
 {
     unsigned n = pl->n;
     uint64_t lo = pl->lo, hi = pl->hi, sign;
@@ -714,7 +706,7 @@ static size_t put_any_payload(const ETracePacker *pk, const Payload *pl,
     } else {
         bits = 1;
     }
-    return put_payload_flow(pk, bits, lo, hi, flow, buf);
+    return put_payload(pk, bits, lo, hi, buf);
 }
 
 /* Formats 1 and 2 with notify, updiscon or irreport. */
@@ -743,7 +735,7 @@ size_t pack_f12_flags(const ETracePacker *pk, unsigned format,
     payload_put(&pl, notify_bit | updiscon_bit << 1 | irreport_bit << 2, 3);
     payload_put(&pl, irreport ? irdepth : updiscon_bit ? depth_mask : 0,
                 pk->irdepth_width);
-    return put_any_payload(pk, &pl, 0, buf);
+    return put_any_payload(pk, &pl, buf);
 }
 
 size_t etrace_packet_pack_f12(const ETracePacker *pk, unsigned format,
@@ -853,7 +845,7 @@ size_t etrace_packet_pack_f01(const ETracePacker *pk, const ETraceOptions *o,
     pl.lo = head;
     payload_put(&pl, sign == 0, 1);
     payload_put(&pl, irdepth, pk->irdepth_width);
-    return put_any_payload(pk, &pl, 0, buf);
+    return put_any_payload(pk, &pl, buf);
 }
 
 /* A payload of plen bytes into c; bits past the end are sign copies. */
@@ -1006,35 +998,6 @@ size_t etrace_data_packet_pack(const ETraceParams *p, const ETraceOptions *o,
         return 0;
     }
     return frame_codec(p, &c, ETRACE_FLOW_DATA, buf);
-}
-
-/*
- * A load or store with address and data, the commonest data packet, in
- * two words as the fast packers do (the same bytes as the walker's):
- * the address field is last, so only its significant bits are put, the
- * sign-based compression drops the rest.
- */
-size_t etrace_data_packet_pack_fast(const ETracePacker *pk,
-                                    const ETraceOptions *o,
-                                    const ETraceDataPacket *pkt,
-                                    uint8_t buf[ETRACE_MAX_PACKET])
-{
-    unsigned aw = pk->p.iaddress_width_p, size = pkt->size;
-    int64_t addr = (int64_t)(pkt->address << (64 - aw)) >> (64 - aw);
-    unsigned abits = 64 - __builtin_clrsbll(addr);
-    unsigned dbits = 8 * (pkt->data_len + 1);
-    Payload pl = { 0 };
-
-    if (!pk->fast || pkt->format > ETRACE_DFMT_STORE + 1 ||
-        o->data_no_value || o->data_no_address || pkt->data_len >> size ||
-        8u << size > aw || 7 + size + dbits + abits > 128) {
-        return etrace_data_packet_pack(&pk->p, o, pkt, buf);
-    }
-    payload_put(&pl, pkt->format | size << 3 | pkt->diff << 5, 7);
-    payload_put(&pl, pkt->data_len, size);
-    payload_put(&pl, pkt->data, dbits);
-    payload_put(&pl, addr, abits);
-    return put_any_payload(pk, &pl, ETRACE_FLOW_DATA, buf);
 }
 
 /* A frame whose flow is ETRACE_FLOW_DATA, of flen bytes. */

@@ -87,11 +87,6 @@ enum {
 size_t etrace_data_packet_pack(const ETraceParams *p, const ETraceOptions *o,
                                const ETraceDataPacket *pkt,
                                uint8_t buf[ETRACE_MAX_PACKET]);
-/* The same bytes, faster for loads and stores (etrace_packer_init()). */
-size_t etrace_data_packet_pack_fast(const ETracePacker *pk,
-                                    const ETraceOptions *o,
-                                    const ETraceDataPacket *pkt,
-                                    uint8_t buf[ETRACE_MAX_PACKET]);
 int etrace_data_packet_unpack(const ETraceParams *p, const ETraceOptions *o,
                               const uint8_t *buf, size_t len,
                               ETraceDataPacket *pkt, const char **err);
