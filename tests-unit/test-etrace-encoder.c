@@ -1262,6 +1262,7 @@ typedef struct Walker {
     unsigned pc, priv;
     unsigned stack[16], depth;
     unsigned trap_pc, trap_priv;
+    uint8_t trips[PROG_BLOCKS];     /* of the loops: branches to themselves */
 } Walker;
 
 static uint64_t block_addr(const Walker *w, unsigned i)
@@ -1309,6 +1310,20 @@ static ETraceBlock walker_block(Walker *w)
 
     switch (itype) {
     case RISCV_ITYPE_NOT_TAKEN_BRANCH:
+        if (i % 5 == 0) {
+            /*
+             * A loop of 20-100 trips: long runs of predicted branches,
+             * whose count may end with a misprediction or a full map
+             */
+            if (!w->trips[i]) {
+                w->trips[i] = g_rand_int_range(w->r, 20, 100);
+            }
+            if (--w->trips[i]) {
+                b.itype = RISCV_ITYPE_TAKEN_BRANCH;
+                next = i;
+            }
+            break;
+        }
         /* mostly the same way at each site: predictable */
         if ((i * 7 + g_rand_int_range(w->r, 0, 8)) % 8 < 6) {
             b.itype = RISCV_ITYPE_TAKEN_BRANCH;

@@ -752,6 +752,43 @@ static void test_fast_f01(void)
     g_rand_free(r);
 }
 
+/* Likewise etrace_packet_pack_f00(), and known answers. */
+static void test_fast_f00(void)
+{
+    /* 00, 0, count 0, branch_fmt 00: one zero byte */
+    static const uint8_t none[] = { 0x01, 0x00 };
+    /* count 0x1234: 0x1234 << 3, its top bit 15, then a 0 */
+    static const uint8_t some[] = { 0x03, 0xa0, 0x91, 0x00 };
+    static const ETraceOptions bpred = { .branch_prediction = true };
+    GRand *r = g_rand_new_with_seed(13);
+    ETraceParams p = params64();
+    uint8_t buf[ETRACE_MAX_PACKET];
+    ETracePacker pk;
+
+    g_assert_true(etrace_packer_init(&pk, &p));
+    g_assert_cmpmem(buf, etrace_packet_pack_f00(&pk, &bpred, 0, buf),
+                    none, sizeof(none));
+    g_assert_cmpmem(buf, etrace_packet_pack_f00(&pk, &bpred, 0x1234, buf),
+                    some, sizeof(some));
+    for (unsigned ps = 0; ps < FAST_PARAM_SETS; ps++) {
+        p = fast_params(ps);
+        g_assert_true(etrace_packer_init(&pk, &p));
+        for (unsigned i = 0; i < 20000; i++) {
+            ETracePacket pkt = {
+                .format = 0, .subformat = 0, .branch_count = edgy(r),
+            };
+            uint8_t want[ETRACE_MAX_PACKET];
+            size_t want_n, got_n;
+
+            got_n = etrace_packet_pack_f00(&pk, &bpred, pkt.branch_count,
+                                           buf);
+            want_n = etrace_packet_pack(&p, &bpred, &pkt, want);
+            g_assert_cmpmem(buf, got_n, want, want_n);
+        }
+    }
+    g_rand_free(r);
+}
+
 /*
  * The discovery registers carry every parameter they name (the device
  * writes them, guests and the decoder read them): known values of the
@@ -814,6 +851,7 @@ int main(int argc, char **argv)
     g_test_add_func("/etrace-packet/garbage", test_garbage);
     g_test_add_func("/etrace-packet/params", test_params);
     g_test_add_func("/etrace-packet/fast-f12", test_fast_f12);
+    g_test_add_func("/etrace-packet/fast-f00", test_fast_f00);
     g_test_add_func("/etrace-packet/fast-f01", test_fast_f01);
     return g_test_run();
 }

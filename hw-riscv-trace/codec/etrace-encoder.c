@@ -364,6 +364,21 @@ static void emit_f01(ETraceEncoder *e, unsigned index, bool irreport)
     }
 }
 
+/* Format 0.0 for a count of predicted branches, from the fast packer. */
+static void emit_f00(ETraceEncoder *e, uint32_t branch_count)
+{
+    uint8_t buf[ETRACE_MAX_PACKET];
+    size_t n;
+
+    if (e->lost_pending) {
+        send_lost(e);
+    }
+    n = etrace_packet_pack_f00(&e->packer, &e->o, branch_count, buf);
+    if (n) {
+        emit_bytes(e, 0, false, buf, n);
+    }
+}
+
 /*
  * Format 1 or 2 (format 1 with branches 0: a full map, no address): the
  * bytes emit_packet() would send, from the fast packer.
@@ -601,10 +616,14 @@ static __attribute__((noinline)) void send_branches_packet(ETraceEncoder *e)
 
 static void send_branches(ETraceEncoder *e)
 {
-    if (e->pbc < MAX_MAP_BRANCHES && e->fast_allowed) {
+    /* the fast packers: no packet to clear */
+    if (!e->fast_allowed) {
+        send_branches_packet(e);
+    } else if (e->pbc < MAX_MAP_BRANCHES) {
         emit_f12(e, 1, 0, 0, false, false, false);
     } else {
-        send_branches_packet(e);    /* no packet to clear on the fast path */
+        /* 6.8: the failed branch is implied by the count */
+        emit_f00(e, e->pbc - MAX_MAP_BRANCHES);
     }
     clear_branches(e);
     e->ambiguous_report = false;
@@ -1654,29 +1673,75 @@ void take_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
 
 /*
  * A run of quiet blocks, each after an instruction that is a branch or
- * nothing at all to the algorithm (act 0 or ACT_BRANCH, no branch
- * prediction): quiet_step() and store_packed() block after block, with
- * the state they change kept in locals and the pending block written
- * once at the end.  A block is taken when it is plain and promised so
+ * nothing at all to the algorithm (act 0 or ACT_BRANCH): quiet_step() and
+ * store_packed() block after block, with the state they change kept in
+ * locals and the pending block written once at the end.  A block is taken when it is plain and promised so
  * (ETRACE_PB_PLAIN: the checks for traps and empty blocks are left
  * out), has none of the stop bits and comes before the resync count
  * could reach resync_fast_end: with sync mode packets or off that count
  * does not move here, so only the instruction and half-word modes check
  * it (count_units, constant in each caller).  The run stops after a
  * pending instruction with any other action and before the branch that
- * could fill the map (the general path takes those).  Returns the index
- * of the first block not taken.
+ * could fill the map or, with branch prediction (bpred, constant in each
+ * caller), end a run of predicted branches or fill their count: the
+ * general path takes those.  Returns the index of the first block not
+ * taken.
  */
 #define QUIET_PREFETCH      32      /* blocks ahead */
+
+/* pending_addr() of a packed block: the address of its last instruction */
+static inline uint64_t packed_last_addr(const ETraceEncoder *e,
+                                        const ETracePackedBlock *pb)
+{
+    unsigned size = pb->info & ETRACE_PB_ILASTSIZE ? 4 : 2;
+    uint64_t bytes = (uint64_t)pb_field(pb->info, ETRACE_PB_IRETIRE_SHIFT,
+                                        16) * 2;
+
+    return ((pb->iaddr & e->addr_mask) + (bytes > size ? bytes - size : 0)) &
+           e->addr_mask;
+}
+
+/*
+ * predict_branch() and add_branch() for the quiet run's pending branch
+ * at addr, unless branches_to_report() or branch_count_full() would then
+ * hold: false, with nothing changed.
+ */
+static inline __attribute__((always_inline))
+bool quiet_predicted_branch(ETraceEncoder *e, uint64_t addr, bool taken,
+                            uint64_t *branches, uint64_t *pbc,
+                            bool *mispredicted, uint32_t *map)
+{
+    unsigned k = etrace_table_index(&e->p, e->bpred_mask, addr);
+    uint8_t state = e->bpred[k];
+    bool hit = etrace_bpred_taken(state) == taken;
+    uint64_t next_pbc = *pbc + (hit && *pbc == *branches);
+    uint64_t next_branches = *branches + 1;
+
+    if (next_branches >= MAX_MAP_BRANCHES &&
+        (next_pbc == MAX_MAP_BRANCHES + (uint64_t)UINT32_MAX ||
+         (next_branches == MAX_MAP_BRANCHES && next_pbc < MAX_MAP_BRANCHES) ||
+         (next_pbc >= MAX_MAP_BRANCHES && !hit))) {
+        return false;
+    }
+    e->bpred[k] = etrace_bpred_next(state, taken);
+    if (*branches < MAX_MAP_BRANCHES) {
+        *map |= (uint32_t)!taken << *branches;
+    }
+    *branches = next_branches;
+    *pbc = next_pbc;
+    *mispredicted = !hit;
+    return true;
+}
 
 static inline __attribute__((always_inline))
 size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
                  size_t n, uint64_t context, uint64_t stop_mask,
-                 bool count_units)
+                 bool count_units, bool bpred)
 {
     unsigned act = e->pending_act, itype = e->pending.itype;
     uint64_t branches = e->branches, halfwords = e->halfwords;
-    uint64_t instructions = e->instructions;
+    uint64_t instructions = e->instructions, pbc = e->pbc;
+    bool mispredicted = e->cur_mispredicted;
     uint64_t mask = e->packed_mask | ETRACE_PB_PLAIN | ETRACE_PB_RUN |
                     stop_mask;
     uint64_t want = e->packed_want | ETRACE_PB_PLAIN;
@@ -1696,14 +1761,24 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
         __builtin_prefetch(&pb[i + QUIET_PREFETCH]);
         /* (act is 0 or ACT_BRANCH, 1, below: add it, do not test it) */
         if ((info & mask) != want || (act & ~ACT_BRANCH) ||
-            branches + act >= MAX_MAP_BRANCHES ||
+            (!bpred && branches + act >= MAX_MAP_BRANCHES) ||
             (count_units && (halfwords >= halfwords_end ||
                              instructions >= instructions_end))) {
             break;
         }
-        map |= (uint32_t)(act & (itype != RISCV_ITYPE_TAKEN_BRANCH)) <<
-               branches;
-        branches += act;
+        if (!bpred) {
+            map |= (uint32_t)(act & (itype != RISCV_ITYPE_TAKEN_BRANCH)) <<
+                   branches;
+            branches += act;
+        } else if (act &&
+                   !quiet_predicted_branch(e, i > first ?
+                                           packed_last_addr(e, &pb[i - 1]) :
+                                           pending_addr(e),
+                                           itype == RISCV_ITYPE_TAKEN_BRANCH,
+                                           &branches, &pbc, &mispredicted,
+                                           &map)) {
+            break;
+        }
         itype = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4);
         act = e->act[itype |
                      (info >> (ETRACE_PB_SIJUMP_SHIFT - 4) & ACT_SIJUMP)];
@@ -1716,6 +1791,8 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
         }
         e->branches = branches;
         e->branch_map = map;
+        e->pbc = pbc;
+        e->cur_mispredicted = mispredicted;
         e->prev_implicit_ret = false;
         store_packed(e, pb[i - 1].iaddr, pb[i - 1].info, context);
         /* store_packed() counted the last block: the run counted them all */
@@ -1733,14 +1810,20 @@ static size_t take_quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb,
                              size_t i, size_t n, uint64_t context,
                              uint64_t stop_mask)
 {
-    if (e->resync_units == &e->halfwords ||
-        e->resync_units == &e->instructions) {
-        return quiet_run(e, pb, i, n, context, stop_mask, true);
-    }
-    if (*e->resync_units >= e->resync_fast_end) {
+    bool count_units = e->resync_units == &e->halfwords ||
+                       e->resync_units == &e->instructions;
+
+    if (!count_units && *e->resync_units >= e->resync_fast_end) {
         return i;
     }
-    return quiet_run(e, pb, i, n, context, stop_mask, false);
+    if (e->bpred_on) {
+        return count_units ?
+               quiet_run(e, pb, i, n, context, stop_mask, true, true) :
+               quiet_run(e, pb, i, n, context, stop_mask, false, true);
+    }
+    return count_units ?
+           quiet_run(e, pb, i, n, context, stop_mask, true, false) :
+           quiet_run(e, pb, i, n, context, stop_mask, false, false);
 }
 
 /*
@@ -1825,7 +1908,7 @@ size_t etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
                 return i;
             }
             /* pb[0] is taken whatever its bits: not by the run */
-        } else if (!ctype && !e->bpred_on && e->fast_ok) {
+        } else if (!ctype && e->fast_ok) {
             i = take_quiet_run(e, pb, i, n, context, stop_mask);
             if (i == n) {
                 break;

@@ -848,6 +848,26 @@ size_t etrace_packet_pack_f01(const ETracePacker *pk, const ETraceOptions *o,
     return put_any_payload(pk, &pl, buf);
 }
 
+/*
+ * Format 0 subformat 0 with branch_fmt 0: the count of correctly
+ * predicted branches, no address.  branch_fmt's top bit is 0, so the
+ * payload is its head without its leading zeros.
+ */
+size_t etrace_packet_pack_f00(const ETracePacker *pk, const ETraceOptions *o,
+                              uint32_t branch_count,
+                              uint8_t buf[ETRACE_MAX_PACKET])
+{
+    ETracePacket pkt = { .format = 0, .subformat = 0,
+                         .branch_count = branch_count };
+    /* format 00, subformat 0, branch_count, branch_fmt 00 */
+    uint64_t head = (uint64_t)branch_count << 3;
+
+    if (!pk->fast || pk->p.f0s_width_p != 1) {
+        return etrace_packet_pack(&pk->p, o, &pkt, buf);
+    }
+    return put_payload(pk, head ? top_bit(head) + 2 : 1, head, 0, buf);
+}
+
 /* A payload of plen bytes into c; bits past the end are sign copies. */
 static void load_payload(BitCodec *c, const uint8_t *payload, unsigned plen)
 {

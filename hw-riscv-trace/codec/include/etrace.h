@@ -333,6 +333,14 @@ size_t etrace_packet_pack_f01(const ETracePacker *pk, const ETraceOptions *o,
                               uint8_t buf[ETRACE_MAX_PACKET]);
 
 /*
+ * Format 0 subformat 0 likewise: the bytes etrace_packet_pack() writes
+ * for { format 0, subformat 0, branch_count, branch_fmt 0 }.
+ */
+size_t etrace_packet_pack_f00(const ETracePacker *pk, const ETraceOptions *o,
+                              uint32_t branch_count,
+                              uint8_t buf[ETRACE_MAX_PACKET]);
+
+/*
  * Set notify, updiscon, irreport and irdepth from their meanings (6.6):
  * notify = this address is reported because of trigger[2], updiscon =
  * the instruction follows an uninferable discontinuity and a format 3
