@@ -65,6 +65,8 @@ struct NTraceEncoder {
     unsigned hist_len;          /* branches that fill HIST: 31, 30 or 28 */
 
     NTraceStats stats;
+    /* emit_direct_branch()'s bytes: no stack buffer to clear per message */
+    uint8_t direct_msg[NTRACE_MAX_MESSAGE];
 };
 
 static bool htm(const NTraceEncoder *e)
@@ -219,9 +221,8 @@ static void send_sync(NTraceEncoder *e, uint64_t addr, const ETraceBlock *b)
  * BTM's DirectBranch without SRC: TCODE's byte and I-CNT's, six bits
  * each (the bytes ntrace_message_pack() makes), in one store.
  */
-static void emit_direct_branch(NTraceEncoder *e, uint64_t icnt)
+static inline void emit_direct_branch(NTraceEncoder *e, uint64_t icnt)
 {
-    uint8_t buf[NTRACE_MAX_MESSAGE];
     uint64_t v = NTRACE_TCODE_DIRECT_BRANCH << 2;
     size_t n = 1;
 
@@ -237,13 +238,13 @@ static void emit_direct_branch(NTraceEncoder *e, uint64_t icnt)
         n++;
     } while (icnt);
     v |= (uint64_t)NTRACE_MSEO_END_MESSAGE << (8 * (n - 1));
-    etrace_store_le64(buf, v);
+    etrace_store_le64(e->direct_msg, v);
     e->stats.messages++;
     e->stats.bytes += n;
     if (e->o.sync_mode == ETRACE_SYNC_PACKETS) {
         e->sync_units++;
     }
-    e->emit(e->opaque, buf, n);
+    e->emit(e->opaque, e->direct_msg, n);
 }
 
 /*
@@ -485,7 +486,7 @@ static void hist_full(NTraceEncoder *e)
 }
 
 /* A branch outcome into HIST (the newest in bit 0). */
-static void add_branch(NTraceEncoder *e, bool taken)
+static inline void add_branch(NTraceEncoder *e, bool taken)
 {
     e->hist = e->hist << 1 | taken;
     if (e->hist >> e->hist_len) {
@@ -567,7 +568,7 @@ static void send_end(NTraceEncoder *e)
 }
 
 /* Statistics, and the units periodic sync counts. */
-static void count_units(NTraceEncoder *e, const ETraceBlock *b)
+static inline void count_units(NTraceEncoder *e, const ETraceBlock *b)
 {
     e->stats.halfwords += b->iretire;
     e->stats.instructions += b->ninsns;
@@ -578,6 +579,26 @@ static void count_units(NTraceEncoder *e, const ETraceBlock *b)
     }
 }
 
+/* The block's own instructions (iretire > 0). */
+static inline void account_insns(NTraceEncoder *e, const ETraceBlock *b)
+{
+    add_icnt(e, b->iretire);
+    e->last_len = 2 << b->ilastsize;
+    e->last_insn = b->iaddr + 2 * (uint64_t)b->iretire - e->last_len;
+    e->last_valid = true;
+    count_units(e, b);
+}
+
+/* A conditional branch retired: HIST, or a DirectBranch if taken (BTM). */
+static inline void account_branch(NTraceEncoder *e, bool taken)
+{
+    if (htm(e)) {
+        add_branch(e, taken);
+    } else if (taken) {
+        e->pending = NTRACE_PENDING_DIRECT;
+    }
+}
+
 /* The block's own instructions, and the message its last one asks for. */
 static void account(NTraceEncoder *e, const ETraceBlock *b)
 {
@@ -585,11 +606,7 @@ static void account(NTraceEncoder *e, const ETraceBlock *b)
     unsigned itype = b->itype;
 
     if (b->iretire) {
-        add_icnt(e, b->iretire);
-        e->last_len = 2 << b->ilastsize;
-        e->last_insn = end - e->last_len;
-        e->last_valid = true;
-        count_units(e, b);
+        account_insns(e, b);
     }
     if (itype == RISCV_ITYPE_EXCEPTION || itype == RISCV_ITYPE_INTERRUPT) {
         if (trap_unretires(e, b)) {
@@ -603,13 +620,7 @@ static void account(NTraceEncoder *e, const ETraceBlock *b)
     }
     if (itype == RISCV_ITYPE_NOT_TAKEN_BRANCH ||
         itype == RISCV_ITYPE_TAKEN_BRANCH) {
-        bool taken = itype == RISCV_ITYPE_TAKEN_BRANCH;
-
-        if (htm(e)) {
-            add_branch(e, taken);
-        } else if (taken) {
-            e->pending = NTRACE_PENDING_DIRECT;
-        }
+        account_branch(e, itype == RISCV_ITYPE_TAKEN_BRANCH);
         return;
     }
     if (itype == RISCV_ITYPE_RETURN && e->stack.depth) {
@@ -731,7 +742,14 @@ static inline void take_quiet(NTraceEncoder *e, uint64_t iaddr,
     } else {
         send_pending(e, b.iaddr);
     }
-    account(e, &b);
+    if (b.itype == RISCV_ITYPE_NOT_TAKEN_BRANCH ||
+        b.itype == RISCV_ITYPE_TAKEN_BRANCH) {
+        /* account() of the commonest block, inline */
+        account_insns(e, &b);
+        account_branch(e, b.itype == RISCV_ITYPE_TAKEN_BRANCH);
+    } else {
+        account(e, &b);
+    }
     if (e->o.sync_mode != ETRACE_SYNC_OFF &&
         e->sync_units >> (e->o.sync_max + 4)) {
         e->sync_due = true;
