@@ -1675,12 +1675,13 @@ void take_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
  * A run of quiet blocks, each after an instruction that is a branch or
  * nothing at all to the algorithm (act 0 or ACT_BRANCH): quiet_step() and
  * store_packed() block after block, with the state they change kept in
- * locals and the pending block written once at the end.  A block is taken when it is plain and promised so
- * (ETRACE_PB_PLAIN: the checks for traps and empty blocks are left
- * out), has none of the stop bits and comes before the resync count
- * could reach resync_fast_end: with sync mode packets or off that count
- * does not move here, so only the instruction and half-word modes check
- * it (count_units, constant in each caller).  The run stops after a
+ * locals and the pending block written once at the end.  A block is
+ * taken when it is plain and promised so (ETRACE_PB_PLAIN: the checks for
+ * traps and empty blocks are left out), has none of the stop bits and
+ * comes before the resync count could reach resync_fast_end: with sync
+ * mode packets or off that count does not move here, so only the
+ * instruction and half-word modes check it (count_units, constant in each
+ * caller).  The run stops after a
  * pending instruction with any other action and before the branch that
  * could fill the map or, with branch prediction (bpred, constant in each
  * caller), end a run of predicted branches or fill their count: the
