@@ -289,9 +289,14 @@ static void set_resync_fast_end(ETraceEncoder *e)
 }
 
 /* The branch count of format 0 subformat 0 can not go further. */
+static inline bool count_full(uint64_t pbc)
+{
+    return pbc == MAX_MAP_BRANCHES + (uint64_t)UINT32_MAX;
+}
+
 static bool branch_count_full(const ETraceEncoder *e)
 {
-    return e->pbc == MAX_MAP_BRANCHES + (uint64_t)UINT32_MAX;
+    return count_full(e->pbc);
 }
 
 static uint64_t reported_address(const ETraceEncoder *e, uint64_t addr)
@@ -589,11 +594,20 @@ bool send_address(ETraceEncoder *e, uint64_t addr, Reason why,
     return updiscon;        /* exact: the decoder will stop right there */
 }
 
-/* Step 6: a full branch map, or the end of a run of predictions. */
+/*
+ * Step 6: a full branch map, or the end of a run of predictions, with
+ * branches pending of which pbc were predicted, the last one not if
+ * mispredicted.
+ */
+static inline bool map_due(uint64_t branches, uint64_t pbc, bool mispredicted)
+{
+    return (branches == MAX_MAP_BRANCHES && pbc < MAX_MAP_BRANCHES) ||
+           (pbc >= MAX_MAP_BRANCHES && mispredicted);
+}
+
 static bool branches_to_report(const ETraceEncoder *e)
 {
-    return (e->branches == MAX_MAP_BRANCHES && e->pbc < MAX_MAP_BRANCHES) ||
-           (e->pbc >= MAX_MAP_BRANCHES && e->cur_mispredicted);
+    return map_due(e->branches, e->pbc, e->cur_mispredicted);
 }
 
 /* send_branches() by etrace_packet_pack(). */
@@ -1681,12 +1695,11 @@ void take_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
  * comes before the resync count could reach resync_fast_end: with sync
  * mode packets or off that count does not move here, so only the
  * instruction and half-word modes check it (count_units, constant in each
- * caller).  The run stops after a
- * pending instruction with any other action and before the branch that
- * could fill the map or, with branch prediction (bpred, constant in each
- * caller), end a run of predicted branches or fill their count: the
- * general path takes those.  Returns the index of the first block not
- * taken.
+ * caller).  The run stops after a pending instruction with any other
+ * action and before the branch that could fill the map or, with branch
+ * prediction (bpred, constant in each caller), end a run of predicted
+ * branches or fill their count: the general path takes those.  Returns
+ * the index of the first block not taken.
  */
 #define QUIET_PREFETCH      32      /* blocks ahead */
 
@@ -1704,8 +1717,8 @@ static inline uint64_t packed_last_addr(const ETraceEncoder *e,
 
 /*
  * predict_branch() and add_branch() for the quiet run's pending branch
- * at addr, unless branches_to_report() or branch_count_full() would then
- * hold: false, with nothing changed.
+ * at addr, unless quiet_step() would then send the map or the count:
+ * false, with nothing changed.
  */
 static inline __attribute__((always_inline))
 bool quiet_predicted_branch(ETraceEncoder *e, uint64_t addr, bool taken,
@@ -1719,9 +1732,7 @@ bool quiet_predicted_branch(ETraceEncoder *e, uint64_t addr, bool taken,
     uint64_t next_branches = *branches + 1;
 
     if (next_branches >= MAX_MAP_BRANCHES &&
-        (next_pbc == MAX_MAP_BRANCHES + (uint64_t)UINT32_MAX ||
-         (next_branches == MAX_MAP_BRANCHES && next_pbc < MAX_MAP_BRANCHES) ||
-         (next_pbc >= MAX_MAP_BRANCHES && !hit))) {
+        (count_full(next_pbc) || map_due(next_branches, next_pbc, !hit))) {
         return false;
     }
     e->bpred[k] = etrace_bpred_next(state, taken);
