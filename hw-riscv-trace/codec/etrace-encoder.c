@@ -353,35 +353,39 @@ static void emit_packet(ETraceEncoder *e, const ETracePacket *pkt)
     emit_bytes(e, pkt->format, pkt->format == 3 && pkt->subformat == 3, buf, n);
 }
 
+/*
+ * The n bytes a fast packer wrote to buf (none if n is 0), after the
+ * trace_lost support packet that may be due.
+ */
+static inline void emit_fast(ETraceEncoder *e, unsigned format,
+                             const uint8_t *buf, size_t n)
+{
+    if (e->lost_pending) {
+        send_lost(e);
+    }
+    if (n) {
+        emit_bytes(e, format, false, buf, n);
+    }
+}
+
 /* Format 0.1 for a jump target cache hit, from the fast packer. */
 static void emit_f01(ETraceEncoder *e, unsigned index, bool irreport)
 {
     uint8_t buf[ETRACE_MAX_PACKET];
-    size_t n;
 
-    if (e->lost_pending) {
-        send_lost(e);
-    }
-    n = etrace_packet_pack_f01(&e->packer, &e->o, index, e->branches,
-                               e->branch_map, irreport, e->calls.depth, buf);
-    if (n) {
-        emit_bytes(e, 0, false, buf, n);
-    }
+    emit_fast(e, 0, buf,
+              etrace_packet_pack_f01(&e->packer, &e->o, index, e->branches,
+                                     e->branch_map, irreport, e->calls.depth,
+                                     buf));
 }
 
 /* Format 0.0 for a count of predicted branches, from the fast packer. */
 static void emit_f00(ETraceEncoder *e, uint32_t branch_count)
 {
     uint8_t buf[ETRACE_MAX_PACKET];
-    size_t n;
 
-    if (e->lost_pending) {
-        send_lost(e);
-    }
-    n = etrace_packet_pack_f00(&e->packer, &e->o, branch_count, buf);
-    if (n) {
-        emit_bytes(e, 0, false, buf, n);
-    }
+    emit_fast(e, 0, buf,
+              etrace_packet_pack_f00(&e->packer, &e->o, branch_count, buf));
 }
 
 /*
@@ -393,15 +397,11 @@ static inline void emit_f12(ETraceEncoder *e, unsigned format,
                             bool updiscon, bool irreport)
 {
     uint8_t buf[ETRACE_MAX_PACKET];
-    size_t n;
 
-    if (e->lost_pending) {
-        send_lost(e);
-    }
-    n = etrace_packet_pack_f12(&e->packer, format, branches, e->branch_map,
-                               address, notify, updiscon, irreport,
-                               e->calls.depth, buf);
-    emit_bytes(e, format, false, buf, n);
+    emit_fast(e, format, buf,
+              etrace_packet_pack_f12(&e->packer, format, branches,
+                                     e->branch_map, address, notify, updiscon,
+                                     irreport, e->calls.depth, buf));
 }
 
 static void clear_branches(ETraceEncoder *e)
@@ -857,15 +857,23 @@ static inline bool single_insn(uint64_t iretire, bool ilastsize)
     return iretire * 2 <= (ilastsize ? 4u : 2u);
 }
 
+/* The address of the last instruction of a block at iaddr. */
+static inline uint64_t last_insn_addr(const ETraceEncoder *e, uint64_t iaddr,
+                                      uint64_t iretire, bool ilastsize)
+{
+    unsigned size = ilastsize ? 4 : 2;
+    uint64_t bytes = iretire * 2;
+
+    return ((iaddr & e->addr_mask) + (bytes > size ? bytes - size : 0)) &
+           e->addr_mask;
+}
+
 /* The address of the pending block's last instruction. */
 static inline uint64_t pending_addr(const ETraceEncoder *e)
 {
     const ETraceBlock *b = &e->pending;
-    unsigned size = b->ilastsize ? 4 : 2;
-    uint64_t bytes = (uint64_t)b->iretire * 2;
 
-    return ((b->iaddr & e->addr_mask) + (bytes > size ? bytes - size : 0)) &
-           e->addr_mask;
+    return last_insn_addr(e, b->iaddr, b->iretire, b->ilastsize);
 }
 
 /* The address after the pending block's last instruction. */
@@ -1707,12 +1715,9 @@ void take_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
 static inline uint64_t packed_last_addr(const ETraceEncoder *e,
                                         const ETracePackedBlock *pb)
 {
-    unsigned size = pb->info & ETRACE_PB_ILASTSIZE ? 4 : 2;
-    uint64_t bytes = (uint64_t)pb_field(pb->info, ETRACE_PB_IRETIRE_SHIFT,
-                                        16) * 2;
-
-    return ((pb->iaddr & e->addr_mask) + (bytes > size ? bytes - size : 0)) &
-           e->addr_mask;
+    return last_insn_addr(e, pb->iaddr,
+                          pb_field(pb->info, ETRACE_PB_IRETIRE_SHIFT, 16),
+                          pb->info & ETRACE_PB_ILASTSIZE);
 }
 
 /*
