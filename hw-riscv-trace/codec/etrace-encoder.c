@@ -1711,6 +1711,13 @@ void take_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
  */
 #define QUIET_PREFETCH      32      /* blocks ahead */
 
+/* The action of a packed block's last instruction (e->act) */
+static inline unsigned packed_action(const ETraceEncoder *e, uint64_t info)
+{
+    return e->act[pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4) |
+                  (info >> (ETRACE_PB_SIJUMP_SHIFT - 4) & ACT_SIJUMP)];
+}
+
 /* pending_addr() of a packed block: the address of its last instruction */
 static inline uint64_t packed_last_addr(const ETraceEncoder *e,
                                         const ETracePackedBlock *pb)
@@ -1797,8 +1804,7 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
             break;
         }
         itype = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4);
-        act = e->act[itype |
-                     (info >> (ETRACE_PB_SIJUMP_SHIFT - 4) & ACT_SIJUMP)];
+        act = packed_action(e, info);
         halfwords += pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16);
         instructions += pb_field(info, ETRACE_PB_NINSNS_SHIFT, 16);
     }
@@ -1925,7 +1931,13 @@ size_t etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
                 return i;
             }
             /* pb[0] is taken whatever its bits: not by the run */
-        } else if (!ctype && e->fast_ok) {
+        } else if (!ctype && e->fast_ok &&
+                   !((e->pending_act | packed_action(e, pb[i].info)) &
+                     ~ACT_BRANCH)) {
+            /*
+             * (a run takes more than this block, or its set-up costs
+             * more than the block-at-a-time path below)
+             */
             i = take_quiet_run(e, pb, i, n, context, stop_mask);
             if (i == n) {
                 break;
