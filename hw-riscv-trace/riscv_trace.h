@@ -65,6 +65,14 @@ struct RISCVTraceSinkClass {
     void (*flush)(RISCVTraceSink *sink, uint8_t pad);
 };
 
+/*
+ * Before a sink's control register changes: when the hart running now is
+ * traced into sink, the packets of what it retired so far reach the sink
+ * first, as they would leave a hardware encoder's short pipeline, not
+ * after the change (the encoder's queue holds thousands of blocks).
+ */
+void riscv_trace_sink_sync(RISCVTraceSink *sink);
+
 #define TYPE_RISCV_TRACE_ENCODER "riscv-trace-encoder"
 #define TYPE_RISCV_TRACE_RAMSINK "riscv-trace-ramsink"
 #define TYPE_RISCV_TRACE_PIBSINK "riscv-trace-pibsink"

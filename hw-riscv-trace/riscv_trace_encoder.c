@@ -1095,6 +1095,28 @@ static void te_write_filter(RISCVTraceEncoderState *te, hwaddr addr,
     }
 }
 
+/* riscv_trace_sink_sync() for one object of the QOM tree. */
+static int te_sync_for_sink(Object *obj, void *opaque)
+{
+    RISCVTraceEncoderState *te = (RISCVTraceEncoderState *)
+        object_dynamic_cast(obj, TYPE_RISCV_TRACE_ENCODER);
+
+    if (te && te->tracing && current_cpu == te->cpu &&
+        (te->sink[0] == opaque || te->sink[1] == opaque)) {
+        riscv_trace_flush(te->cpu);
+        te_encode_all(te);
+    }
+    return 0;
+}
+
+void riscv_trace_sink_sync(RISCVTraceSink *sink)
+{
+    if (current_cpu) {
+        object_child_foreach_recursive(object_get_root(), te_sync_for_sink,
+                                       sink);
+    }
+}
+
 /*
  * The VM stopped: every record of the hart is encoded and the codec ends
  * the trace (the last instruction, a support packet), so that the sinks

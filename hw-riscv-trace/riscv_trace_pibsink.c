@@ -89,6 +89,7 @@ static void pib_mmio_write(void *opaque, hwaddr addr, uint64_t val,
                       ", ignored\n", addr);
         return;
     }
+    riscv_trace_sink_sync(RISCV_TRACE_SINK(s));
     if (!(val & R_TR_CONTROL_ACTIVE_MASK)) {
         s->control = 0;
     } else if (!(s->control & R_TR_CONTROL_ACTIVE_MASK)) {

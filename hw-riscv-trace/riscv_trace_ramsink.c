@@ -307,6 +307,7 @@ static void ram_mmio_write(void *opaque, hwaddr addr, uint64_t val,
 
     trace_riscv_trace_ramsink_mmio_write(addr, val);
     if (addr == A_RAM_CONTROL) {
+        riscv_trace_sink_sync(RISCV_TRACE_SINK(s));
         ram_write_control(s, val);
         return;
     }
