@@ -201,6 +201,7 @@ struct RISCVTraceEncoderState {
     bool bpred;             /* the trace predicts branches */
     bool runs;              /* the hart holds branch blocks back */
     bool run_units;         /* ... and totals their instructions */
+    bool run_calls;         /* ... and holds calls (no implicit return) */
     bool lost;              /* a packet found no room: tell the codec */
     uint64_t addr_mask;     /* iaddress_width_p bits */
     unsigned prev_const_rd; /* sequentially inferable jump across TBs */
@@ -1025,7 +1026,8 @@ static void te_start(RISCVTraceEncoderState *te)
     /* N-trace's I-CNT counts every half-word, of runs too */
     te->run_units = etrace_options_count_units(&te->options) ||
                     te_ntrace(te);
-    riscv_trace_set_runs(te->cpu, te->runs, te->run_units);
+    te->run_calls = te->options.implicit_return == ETRACE_IR_OFF;
+    riscv_trace_set_runs(te->cpu, te->runs, te->run_units, te->run_calls);
     riscv_trace_set_data(te->cpu, te->options.data);
     riscv_trace_set_active(te->cpu, true);
     trace_riscv_trace_encoder_start(te->cpu->cpu_index, te->control,
@@ -1066,7 +1068,8 @@ static void te_runs_on_hart(void *opaque)
 {
     RISCVTraceEncoderState *te = opaque;
 
-    riscv_trace_set_runs(te->cpu, qatomic_read(&te->runs), te->run_units);
+    riscv_trace_set_runs(te->cpu, qatomic_read(&te->runs), te->run_units,
+                         te->run_calls);
 }
 
 /*
@@ -1088,7 +1091,8 @@ static void te_write_filter(RISCVTraceEncoderState *te, hwaddr addr,
     if (te->tracing && te->runs != te_runs_allowed(te)) {
         qatomic_set(&te->runs, !te->runs);
         if (self) {
-            riscv_trace_set_runs(te->cpu, te->runs, te->run_units);
+            riscv_trace_set_runs(te->cpu, te->runs, te->run_units,
+                                 te->run_calls);
         } else {
             riscv_trace_run_on_hart(te->cpu, te_runs_on_hart, te);
         }

@@ -15,6 +15,7 @@
 #include "qemu/main-loop.h"
 #include "cpu.h"
 #include "trace_ingress.h"
+#include "insn_class.h"
 #include "exec/exec-all.h"
 #include "exec/helper-proto.h"
 #include "tcg/tcg.h"
@@ -34,7 +35,9 @@ uint64_t riscv_trace_cs_base(CPURISCVState *env)
     }
     return RISCV_CS_BASE_TRACE | RISCV_CS_BASE_TRACE_RUNS |
            (qatomic_read(&env->trace_run.count_units) ?
-            RISCV_CS_BASE_TRACE_UNITS : 0);
+            RISCV_CS_BASE_TRACE_UNITS : 0) |
+           (qatomic_read(&env->trace_run.hold_calls) ?
+            RISCV_CS_BASE_TRACE_CALLS : 0);
 }
 
 /*
@@ -89,34 +92,44 @@ static void trace_put(CPURISCVState *env, const RISCVTraceRecord *rec,
 /* A run's totals fit its record's 16-bit fields (trace_ingress.h) */
 QEMU_BUILD_BUG_ON((RISCV_TRACE_RUN_MAX - 1) * TCG_MAX_INSNS * 2 > 0xffff);
 
+static bool trace_is_branch(uint64_t info)
+{
+    unsigned itype = extract64(info, ETRACE_PB_ITYPE_SHIFT, 4);
+
+    return itype == RISCV_ITYPE_TAKEN_BRANCH ||
+           itype == RISCV_ITYPE_NOT_TAKEN_BRANCH;
+}
+
 /*
- * Append the branch blocks held back (see RISCVTraceRun), if an encoder
- * is attached: a run record for all but the newest, then the newest.
- * The next branch block goes whole.  Runs end often (every call and
- * return does): the records go straight to the room.
+ * Append the blocks held back (see RISCVTraceRun), if an encoder is
+ * attached: a run record with the outcomes of the branches among them
+ * but the newest block, then the newest.  The next block that may be
+ * held goes whole.  Runs end often (every return does): the records go
+ * straight to the room.
  */
 static void trace_run_end(CPURISCVState *env)
 {
     RISCVTraceRun *run = &env->trace_run;
-    uint64_t map = run->map;
-    unsigned held = 63 - ctz64(map);     /* WHOLE: 63, NONE: 0 */
+    uint64_t map = run->map, newest = run->newest.info;
+    unsigned branches = 63 - ctz64(map);     /* WHOLE: 63, NONE: 0 */
     uint64_t units = run->units;
     RISCVTraceRecord *slot;
+    unsigned n;
 
     run->map = RISCV_TRACE_RUN_WHOLE;
     run->units = 0;
-    if (held - 1 >= RISCV_TRACE_RUN_MAX || !env->trace_consume) {
+    run->newest.info = 0;
+    if (!newest || branches > RISCV_TRACE_RUN_MAX || !env->trace_consume) {
         return;
     }
     slot = env->trace_ptr;
-    if (held > 1) {
-        /* the outcomes of all but the newest, the oldest in bit 0 */
-        slot->iaddr = (map << 1) >> (65 - held) | BIT_ULL(held - 1);
+    /* the outcomes of all branches but the newest block, oldest in bit 0 */
+    n = branches - trace_is_branch(newest);
+    if (n) {
+        slot->iaddr = extract64(map, 64 - branches, n) | BIT_ULL(n);
         /* units: 0 if not counted, else the newest's and more */
-        slot->info = (units ? units - (run->newest.info &
-                                       RISCV_TRACE_RUN_UNITS) : 0) |
-                     (run->newest.info &
-                      MAKE_64BIT_MASK(ETRACE_PB_PRIV_SHIFT, 3)) |
+        slot->info = (units ? units - (newest & RISCV_TRACE_RUN_UNITS) : 0) |
+                     (newest & MAKE_64BIT_MASK(ETRACE_PB_PRIV_SHIFT, 3)) |
                      ETRACE_PB_RUN;
         slot++;
     }
@@ -125,7 +138,7 @@ static void trace_run_end(CPURISCVState *env)
      * load spanning both would wait for the stores to retire.
      */
     slot->iaddr = run->newest.iaddr;
-    slot->info = run->newest.info;
+    slot->info = newest;
     env->trace_ptr = ++slot;
     if (slot >= env->trace_limit) {
         trace_drain(env);
@@ -228,6 +241,7 @@ void riscv_trace_trap(CPURISCVState *env, bool async, uint64_t cause,
 
     if (qatomic_read(&env->trace_on)) {
         trace_push(env, rec, 2);
+        env->trace_run.map = RISCV_TRACE_RUN_WHOLE_TWICE;
     }
 }
 
@@ -275,6 +289,7 @@ void riscv_trace_attach(CPUState *cs, RISCVTraceConsumeFn *fn, void *opaque)
     env->trace_opaque = opaque;
     env->trace_run.map = RISCV_TRACE_RUN_WHOLE;
     env->trace_run.units = 0;
+    env->trace_run.newest.info = 0;
     if (fn) {
         RISCVTraceRecord *limit, *first = fn(opaque, NULL, &limit);
 
@@ -308,12 +323,14 @@ void riscv_trace_set_active(CPUState *cs, bool on)
  * device register written by the hart), the TB ends as it was
  * translated and the hart leaves its chain of TBs before the next one.
  */
-void riscv_trace_set_runs(CPUState *cs, bool on, bool count_units)
+void riscv_trace_set_runs(CPUState *cs, bool on, bool count_units,
+                          bool hold_calls)
 {
     CPURISCVState *env = cpu_env(cs);
 
     trace_run_end(env);
     qatomic_set(&env->trace_run.count_units, count_units);
+    qatomic_set(&env->trace_run.hold_calls, hold_calls);
     qatomic_set(&env->trace_run.enabled, on);
     if (current_cpu == cs) {
         cpu_exit(cs);

@@ -60,14 +60,29 @@ typedef ETracePackedBlock RISCVTraceRecord;
  * block would save nothing), and so is every 63rd branch block in a row
  * (a resync needs two addressed blocks in a row: etrace.h).
  *
- * map: 1 = hold nothing, append the next branch block whole; otherwise
- * a 1 bit at 63 - k above which the outcomes of the k blocks held sit,
- * the newest in bit 63, 1 = not taken.  Bit 0 is never set with blocks
- * held, so bit 0 or 1 set sends a branch exit to its slow path.
+ * While units are not counted, a block that ends with an inferable jump
+ * (jal without a link, an inferable tail call), with no transfer at all
+ * (a TB that ends by size, unless with a constant load) or with an
+ * inferable call while calls are nothing to the encoder (no implicit
+ * return: RISCV_CS_BASE_TRACE_CALLS) is held too, under the same rules,
+ * but only as the newest: it adds no outcome, and vanishes from the
+ * trace when a later block becomes the newest (its instructions are
+ * inferred, and none of them can be reported).  A held block is one
+ * with newest.info non-zero (trace_run_end() clears it).
+ *
+ * map: 1 = hold nothing, append the next block that may be held whole;
+ * 3 = the same for the next two (after a trap: the codec holds it until
+ * the handler's first instruction is evaluated, which needs the next
+ * instruction's address, and a single-instruction first block does not
+ * provide it); otherwise a 1 bit at 63 - k above which the outcomes of
+ * the k branch blocks held sit, the newest in bit 63, 1 = not taken.
+ * Bit 0 is never set with blocks held, so bit 0 or 1 set sends a branch
+ * exit to its slow path, and bit 0 a held jump's.
  */
 #define RISCV_TRACE_RUN_NONE        BIT_ULL(63)     /* k = 0 */
 #define RISCV_TRACE_RUN_WHOLE       1
-#define RISCV_TRACE_RUN_MAX         62              /* blocks held */
+#define RISCV_TRACE_RUN_WHOLE_TWICE 3
+#define RISCV_TRACE_RUN_MAX         62              /* branches held */
 /* iretire and ninsns: the sums of 61 blocks stay in their fields */
 #define RISCV_TRACE_RUN_UNITS       MAKE_64BIT_MASK(0, 32)
 
@@ -77,6 +92,7 @@ typedef struct RISCVTraceRun {
     RISCVTraceRecord newest;
     bool enabled;               /* riscv_trace_set_runs() */
     bool count_units;           /* ... and units is counted */
+    bool hold_calls;            /* ... and calls are held */
     /*
      * riscv_trace_set_data(): data accesses are reported too (their
      * records go before their block's, which runs would reorder: no runs)
@@ -94,6 +110,8 @@ typedef struct RISCVTraceRun {
 #define RISCV_CS_BASE_TRACE_UNITS   BIT_ULL(34)
 /* ... and with the records of data accesses (trace_data_translate.c.inc) */
 #define RISCV_CS_BASE_TRACE_DATA    BIT_ULL(35)
+/* ... and with runs that hold inferable calls (see RISCVTraceRun) */
+#define RISCV_CS_BASE_TRACE_CALLS   BIT_ULL(36)
 
 /*
  * insn_start data[0] of a traced TB: the page offset of the instruction
@@ -129,7 +147,8 @@ void riscv_trace_set_active(CPUState *cs, bool on);
  * Runs or not, and whether they total the instructions held: while
  * tracing, only on the hart's thread
  */
-void riscv_trace_set_runs(CPUState *cs, bool on, bool count_units);
+void riscv_trace_set_runs(CPUState *cs, bool on, bool count_units,
+                          bool hold_calls);
 /* Data accesses reported or not: while tracing, only on the hart's thread */
 void riscv_trace_set_data(CPUState *cs, bool on);
 void riscv_trace_flush(CPUState *cs);
