@@ -121,7 +121,7 @@ typedef struct NTraceWriter {
     bool overflow;
 } NTraceWriter;
 
-static void put_bits(NTraceWriter *w, uint64_t v, unsigned bits)
+static inline void put_bits(NTraceWriter *w, uint64_t v, unsigned bits)
 {
     while (bits) {
         unsigned take = min_u(bits, NTRACE_MDO_BITS - w->used);
@@ -145,7 +145,7 @@ static void put_bits(NTraceWriter *w, uint64_t v, unsigned bits)
 }
 
 /* A fixed field: width bits, sharing bytes with its neighbours. */
-static void put_fixed(NTraceWriter *w, unsigned v, unsigned width)
+static inline void put_fixed(NTraceWriter *w, unsigned v, unsigned width)
 {
     put_bits(w, v, width);
 }
@@ -155,7 +155,7 @@ static void put_fixed(NTraceWriter *w, unsigned v, unsigned width)
  * fixed fields left off, six at a time, the last byte filled with zeros
  * and given mseo.
  */
-static void put_var(NTraceWriter *w, uint64_t v, unsigned mseo)
+static inline void put_var(NTraceWriter *w, uint64_t v, unsigned mseo)
 {
     /* 64 bits take 11 bytes at most, with the open one 12 */
     if (w->n + 12 > NTRACE_MAX_MESSAGE) {
