@@ -90,7 +90,7 @@ static void trace_put(CPURISCVState *env, const RISCVTraceRecord *rec,
 }
 
 /* A run's totals fit its record's 16-bit fields (trace_ingress.h) */
-QEMU_BUILD_BUG_ON((RISCV_TRACE_RUN_MAX - 1) * TCG_MAX_INSNS * 2 > 0xffff);
+QEMU_BUILD_BUG_ON(RISCV_TRACE_RUN_MAX * TCG_MAX_INSNS * 2 > 0xffff);
 
 static bool trace_is_branch(uint64_t info)
 {
@@ -102,12 +102,14 @@ static bool trace_is_branch(uint64_t info)
 
 /*
  * Append the blocks held back (see RISCVTraceRun), if an encoder is
- * attached: a run record with the outcomes of the branches among them
- * but the newest block, then the newest.  The next block that may be
- * held goes whole.  Runs end often (every return does): the records go
- * straight to the room.
+ * attached: a run record with the outcomes of the branches among them,
+ * then the newest block whole, or with newest_whole false (translated
+ * code appends a plain block right after: the run's last branch needs no
+ * address before it) the run record of all of them alone.  The next
+ * block that may be held goes whole.  Runs end often (every return
+ * does): the records go straight to the room.
  */
-static void trace_run_end(CPURISCVState *env)
+static void trace_run_end(CPURISCVState *env, bool newest_whole)
 {
     RISCVTraceRun *run = &env->trace_run;
     uint64_t map = run->map, newest = run->newest.info;
@@ -123,38 +125,45 @@ static void trace_run_end(CPURISCVState *env)
         return;
     }
     slot = env->trace_ptr;
-    /* the outcomes of all branches but the newest block, oldest in bit 0 */
-    n = branches - trace_is_branch(newest);
+    /* the outcomes, oldest in bit 0: of all, or all but a newest branch */
+    n = branches - (newest_whole && trace_is_branch(newest));
     if (n) {
         slot->iaddr = extract64(map, 64 - branches, n) | BIT_ULL(n);
         /* units: 0 if not counted, else the newest's and more */
-        slot->info = (units ? units - (newest & RISCV_TRACE_RUN_UNITS) : 0) |
+        if (units && newest_whole) {
+            units -= newest & RISCV_TRACE_RUN_UNITS;
+        }
+        slot->info = units |
                      (newest & MAKE_64BIT_MASK(ETRACE_PB_PRIV_SHIFT, 3)) |
                      ETRACE_PB_RUN;
         slot++;
     }
-    /*
-     * Field by field: translated code stored them one at a time, and a
-     * load spanning both would wait for the stores to retire.
-     */
-    slot->iaddr = run->newest.iaddr;
-    slot->info = newest;
-    env->trace_ptr = ++slot;
+    if (newest_whole) {
+        /*
+         * Field by field: translated code stored them one at a time, and
+         * a load spanning both would wait for the stores to retire.
+         */
+        slot->iaddr = run->newest.iaddr;
+        slot->info = newest;
+        slot++;
+    }
+    env->trace_ptr = slot;
     if (slot >= env->trace_limit) {
         trace_drain(env);
     }
 }
 
+/* Translated code appends a plain block right after. */
 void helper_trace_run_end(CPURISCVState *env)
 {
-    trace_run_end(env);
+    trace_run_end(env, false);
 }
 
 /* trace_put() after the blocks held back. */
 static void trace_push(CPURISCVState *env, const RISCVTraceRecord *rec,
                        unsigned n)
 {
-    trace_run_end(env);
+    trace_run_end(env, true);
     trace_put(env, rec, n);
 }
 
@@ -328,7 +337,7 @@ void riscv_trace_set_runs(CPUState *cs, bool on, bool count_units,
 {
     CPURISCVState *env = cpu_env(cs);
 
-    trace_run_end(env);
+    trace_run_end(env, true);
     qatomic_set(&env->trace_run.count_units, count_units);
     qatomic_set(&env->trace_run.hold_calls, hold_calls);
     qatomic_set(&env->trace_run.enabled, on);
@@ -345,7 +354,7 @@ void riscv_trace_set_data(CPUState *cs, bool on)
 {
     CPURISCVState *env = cpu_env(cs);
 
-    trace_run_end(env);
+    trace_run_end(env, true);
     qatomic_set(&env->trace_run.data, on);
     if (current_cpu == cs) {
         cpu_exit(cs);
@@ -360,7 +369,7 @@ void riscv_trace_flush(CPUState *cs)
 {
     CPURISCVState *env = cpu_env(cs);
 
-    trace_run_end(env);
+    trace_run_end(env, true);
     trace_drain(env);
 }
 

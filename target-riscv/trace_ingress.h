@@ -50,10 +50,13 @@ typedef ETracePackedBlock RISCVTraceRecord;
  * their outcomes, units their iretire and ninsns (only while the encoder
  * counts them, RISCV_CS_BASE_TRACE_UNITS: else 0), newest is the record
  * of the last of them.  Any other record (or a full map) first appends a
- * run record for all of them but the newest (ETRACE_PB_RUN: iaddr holds
- * their outcomes, bit i = 1 when the i-th oldest branch was not taken,
- * below a 1 bit that ends them; info their total iretire and ninsns, and
- * their privilege), then the newest whole.
+ * run record (ETRACE_PB_RUN: iaddr holds the outcomes, bit i = 1 when the
+ * i-th oldest branch was not taken, below a 1 bit that ends them; info
+ * their total iretire and ninsns, and their privilege): from translated
+ * code, which appends a plain block right after, of all of them; from C
+ * (a trap, a context change, a flush: what comes next may need the
+ * address of the last instruction retired), of all but the newest, then
+ * the newest whole.
  * The first branch block after any other record is appended whole (the
  * encoder may have to report its address: after an uninferable jump, a
  * trap, a context change or the start of tracing; elsewhere a run of one
