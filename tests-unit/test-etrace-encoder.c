@@ -1737,6 +1737,60 @@ static void test_run_totals(void)
     }
 }
 
+/*
+ * With branch prediction, a loop predicted 40 times ends with a
+ * misprediction, which sends the count of predicted branches: the same
+ * bytes whether the blocks come one at a time through the general path
+ * or packed in one batch, where the fast loop of quiet blocks must stop
+ * before the misprediction also when the branch before it (predicted,
+ * past 31) went through the general path.
+ */
+static void test_predicted_loop_packed(void)
+{
+    Harness *h = h_new(64, ETRACE_ARCH_1_1);
+    ETraceOptions o = { .branch_prediction = true };
+    ETraceBlock b[48];
+    ETracePackedBlock pb[48];
+    Output out[2] = {
+        { .bytes = g_byte_array_new() }, { .bytes = g_byte_array_new() },
+    };
+    ETraceEncoder *e[2];
+    unsigned n = 0;
+
+    b[n++] = mk(h, 0x1000, 0x1008, 4, RISCV_ITYPE_NONE);
+    for (unsigned i = 0; i < 40; i++) {
+        b[n++] = mk(h, 0x2000, 0x2008, 4, RISCV_ITYPE_TAKEN_BRANCH);
+    }
+    b[n++] = mk(h, 0x2000, 0x2008, 4, RISCV_ITYPE_NOT_TAKEN_BRANCH);
+    for (unsigned i = 0; i < 4; i++) {
+        b[n++] = mk(h, 0x200c + 0x10 * i, 0x2014 + 0x10 * i, 4,
+                    RISCV_ITYPE_NONE);
+    }
+    for (unsigned k = 0; k < 2; k++) {
+        e[k] = etrace_encoder_new(&h->p, collect, &out[k]);
+        g_assert_nonnull(e[k]);
+        etrace_encoder_set_fast_paths(e[k], k == 0);
+        etrace_encoder_start(e[k], &o);
+    }
+    for (unsigned i = 0; i < n; i++) {
+        pb[i] = packed_of(&b[i]);
+        etrace_encoder_block(e[1], &b[i]);
+    }
+    g_assert_cmpuint(etrace_encoder_packed(e[0], pb, n, 0, 0, 0), ==, n);
+    for (unsigned k = 0; k < 2; k++) {
+        etrace_encoder_stop(e[k]);
+        etrace_encoder_free(e[k]);
+    }
+    g_assert_cmpmem(out[0].bytes->data, out[0].bytes->len,
+                    out[1].bytes->data, out[1].bytes->len);
+    /* the count went out: a format 0 packet among them */
+    g_assert_cmpuint(out[0].packets, >, 3);
+    for (unsigned k = 0; k < 2; k++) {
+        g_byte_array_unref(out[k].bytes);
+    }
+    h_free(h);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1785,6 +1839,8 @@ int main(int argc, char **argv)
     g_test_add_func("/etrace-encoder/stats-restart", test_stats_and_restart);
     g_test_add_func("/etrace-encoder/garbage", test_garbage_blocks);
     g_test_add_func("/etrace-encoder/fast-paths", test_fast_paths);
+    g_test_add_func("/etrace-encoder/predicted-loop-packed",
+                    test_predicted_loop_packed);
     g_test_add_func("/etrace-encoder/run-totals", test_run_totals);
     return g_test_run();
 }

@@ -1730,12 +1730,14 @@ static inline uint64_t packed_last_addr(const ETraceEncoder *e,
 /*
  * predict_branch() and add_branch() for the quiet run's pending branch
  * at addr, unless quiet_step() would then send the map or the count:
- * false, with nothing changed.
+ * false, with nothing changed.  cur_mispredicted is left as it is: each
+ * path that reads it after the run sets it first (report_pending(),
+ * evaluate(), predict_branch()).
  */
 static inline __attribute__((always_inline))
 bool quiet_predicted_branch(ETraceEncoder *e, uint64_t addr, bool taken,
                             uint64_t *branches, uint64_t *pbc,
-                            bool *mispredicted, uint32_t *map)
+                            uint32_t *map)
 {
     unsigned k = etrace_table_index(&e->p, e->bpred_mask, addr);
     uint8_t state = e->bpred[k];
@@ -1753,7 +1755,6 @@ bool quiet_predicted_branch(ETraceEncoder *e, uint64_t addr, bool taken,
     }
     *branches = next_branches;
     *pbc = next_pbc;
-    *mispredicted = !hit;
     return true;
 }
 
@@ -1765,7 +1766,6 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
     unsigned act = e->pending_act, itype = e->pending.itype;
     uint64_t branches = e->branches, halfwords = e->halfwords;
     uint64_t instructions = e->instructions, pbc = e->pbc;
-    bool mispredicted = e->cur_mispredicted;
     uint64_t mask = e->packed_mask | ETRACE_PB_PLAIN | ETRACE_PB_RUN |
                     stop_mask;
     uint64_t want = e->packed_want | ETRACE_PB_PLAIN;
@@ -1799,8 +1799,7 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
                                            packed_last_addr(e, &pb[i - 1]) :
                                            pending_addr(e),
                                            itype == RISCV_ITYPE_TAKEN_BRANCH,
-                                           &branches, &pbc, &mispredicted,
-                                           &map)) {
+                                           &branches, &pbc, &map)) {
             break;
         }
         itype = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4);
@@ -1815,7 +1814,6 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
         e->branches = branches;
         e->branch_map = map;
         e->pbc = pbc;
-        e->cur_mispredicted = mispredicted;
         e->prev_implicit_ret = false;
         store_packed(e, pb[i - 1].iaddr, pb[i - 1].info, context);
         /* store_packed() counted the last block: the run counted them all */
