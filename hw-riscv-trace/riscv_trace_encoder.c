@@ -12,11 +12,17 @@
  *
  * Encoding runs beside the hart: the hart only appends its records to a
  * queue, and an encoding thread of the encoder takes them from there,
- * like the pipeline of a hardware encoder.  Whoever encodes holds the
- * BQL, so the codec, the sinks and the registers stay serialised as
- * device code is; a hart that finds the queue full encodes a batch
- * itself (it stalls, as with trTeInstStallEna, rather than lose trace),
- * and stopping encodes everything queued before it returns.
+ * like the pipeline of a hardware encoder.  A hart that finds the queue
+ * full waits for room (it stalls, as with trTeInstStallEna, rather than
+ * lose trace), and stopping encodes everything queued before it returns.
+ *
+ * Locking: whoever encodes holds the encoder's own lock (te->lock), which
+ * also guards the registers: the encoding thread takes only that lock,
+ * never the BQL, so that a hart taking the BQL (every exception and
+ * interrupt does) does not wait for a batch to be encoded.  Every other
+ * entry (MMIO, reset, VM state changes, work on the hart) runs with the
+ * BQL and takes te->lock inside it; the sinks lock themselves inside
+ * that.  Order: BQL, then te->lock, then a sink's lock.
  *
  * Copyright (c) 2026 The rvpa authors
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -27,6 +33,7 @@
 #include "qemu/module.h"
 #include "qemu/main-loop.h"
 #include "qemu/thread.h"
+#include "qemu/lockable.h"
 #include "qemu/memalign.h"
 #include "hw/sysbus.h"
 #include "hw/qdev-properties.h"
@@ -132,7 +139,7 @@ REG32(TE_DISCOVERY1, 0xE04)
  */
 #define TE_QUEUE_LEN            16384
 #define TE_BATCH                256
-/* Batches the encoding thread encodes per BQL hold (each lock costs) */
+/* Batches the encoding thread encodes per hold of te->lock */
 #define TE_BATCHES_PER_LOCK     4
 /*
  * Queued records that wake the encoding thread: fewer, longer runs.  Each
@@ -223,7 +230,21 @@ struct RISCVTraceEncoderState {
     bool dfed;              /* ... and some part of it was traced */
     uint64_t syncs;         /* format 3 packets when dstate was synced */
 
-    /* The queue: the hart writes head, encoders (with the BQL) tail. */
+    /*
+     * Held by whoever encodes or touches the registers (see the top of
+     * the file); recursive, as a register write may stop the trace and
+     * encode what is queued (te_stop_on_hart()).
+     */
+    QemuRecMutex lock;
+    /*
+     * The filters are on: they read guest memory (te_insn_len()), which
+     * may take the BQL, so the encoding thread takes it first.  Written
+     * with the BQL and te->lock held.
+     */
+    bool encode_with_bql;
+    VMChangeStateEntry *vm_change;
+
+    /* The queue: the hart writes head, encoders (with te->lock) tail. */
     RISCVTraceRecord *queue;
     QemuThread worker;
     QemuEvent work;         /* set when records were queued */
@@ -645,18 +666,25 @@ static void te_finish(RISCVTraceEncoderState *te);
 static void te_update(RISCVTraceEncoderState *te);
 
 /*
- * Filter and encode records; the BQL is held.  Without filters, runs of
+ * Filter and encode records; te->lock is held.  Without filters, runs of
  * blocks go to the codec in their packed form.  Returns how many records
- * it took: all but a trap whose second record is in the next batch.
+ * it took: all but a trap whose second record is in the next batch, and
+ * the stop and those after it unless stop_ok (the encoding thread leaves
+ * the stop to the thread that queued it, te_stop_on_hart(): ending the
+ * trace may start another, which touches the hart, under the BQL).
  */
 static unsigned te_encode_records(RISCVTraceEncoderState *te,
-                                  RISCVTraceRecord *rec, unsigned n)
+                                  RISCVTraceRecord *rec, unsigned n,
+                                  bool stop_ok)
 {
     unsigned i = 0, k;
 
     te->budget = te_sink_space(te);
     while (i < n) {
         if (rec[i].info & TE_RECORD_STOP) {
+            if (!stop_ok) {
+                break;
+            }
             te_flush(te);
             te_finish(te);
             i++;
@@ -691,8 +719,11 @@ static unsigned te_encode_records(RISCVTraceEncoderState *te,
     return i;
 }
 
-/* Encode a batch of queued records, if any; the BQL is held. */
-static bool te_encode_queued(RISCVTraceEncoderState *te)
+/*
+ * Encode a batch of queued records, if any; te->lock is held.  Returns
+ * whether it took any (not: the stop, when not stop_ok).
+ */
+static bool te_encode_queued(RISCVTraceEncoderState *te, bool stop_ok)
 {
     uint32_t tail = te->tail;
     uint32_t first = tail % te->queue_len;
@@ -703,15 +734,15 @@ static bool te_encode_queued(RISCVTraceEncoderState *te)
         return false;
     }
     /* at least one: a trap's pair is queued whole, in one piece */
-    n = te_encode_records(te, &te->queue[first], n);
+    n = te_encode_records(te, &te->queue[first], n, stop_ok);
     qatomic_store_release(&te->tail, tail + n);
     return n;
 }
 
-/* Encode everything queued; the BQL is held. */
+/* Encode everything queued; the BQL and te->lock are held. */
 static void te_encode_all(RISCVTraceEncoderState *te)
 {
-    while (te_encode_queued(te)) {
+    while (te_encode_queued(te, true)) {
         /* next batch */
     }
 }
@@ -725,14 +756,15 @@ static uint32_t te_queued(RISCVTraceEncoderState *te)
  * Less than a batch is free: the hart stalls until the encoding thread has
  * brought it down to half of it (not just a batch less: a sleep and
  * a wake-up cost microseconds each).  Waiting beats encoding a batch
- * here, which would only make the two threads take turns at the BQL; but
- * a hart that holds the BQL itself (in a work item) must encode, or it
- * would wait for ever.
+ * here, which would only make the two threads take turns at te->lock;
+ * but a hart in a work item (with the BQL) encodes a batch itself: it
+ * may be queueing the stop, which the encoding thread leaves to it.
  */
 static void te_wait_for_room(RISCVTraceEncoderState *te)
 {
     if (bql_locked()) {
-        te_encode_queued(te);
+        QEMU_LOCK_GUARD(&te->lock);
+        te_encode_queued(te, true);
         return;
     }
     qemu_event_reset(&te->made_room);
@@ -802,29 +834,82 @@ static RISCVTraceRecord *te_consume(void *opaque, RISCVTraceRecord *end,
     return te_lend_room(te, limit);
 }
 
-/* The encoding thread: batches of queued records, with the BQL. */
+/*
+ * The oldest queued record is a stop, which the thread that queued it
+ * encodes (te_stop_on_hart(), right after queueing it).
+ */
+static bool te_stop_is_next(RISCVTraceEncoderState *te)
+{
+    uint32_t tail = qatomic_load_acquire(&te->tail);
+
+    return qatomic_load_acquire(&te->head) != tail &&
+           (te->queue[tail % te->queue_len].info & TE_RECORD_STOP);
+}
+
+/*
+ * The encoding thread's share: down to empty or a stop, a few batches at
+ * a time (register accesses get te->lock in between).
+ */
+/*
+ * The encoding thread's locks: te->lock, after the BQL while the filters
+ * are on (encode_with_bql can only change with both held).
+ */
+static bool te_worker_lock(RISCVTraceEncoderState *te)
+{
+    for (;;) {
+        bool bql = qatomic_read(&te->encode_with_bql);
+
+        if (bql) {
+            bql_lock();
+        }
+        qemu_rec_mutex_lock(&te->lock);
+        if (te->encode_with_bql == bql) {
+            return bql;
+        }
+        qemu_rec_mutex_unlock(&te->lock);
+        if (bql) {
+            bql_unlock();
+        }
+    }
+}
+
+static void te_worker_drain(RISCVTraceEncoderState *te)
+{
+    bool took = true;
+
+    while (took && te_queued(te)) {
+        bool bql = te_worker_lock(te);
+
+        for (int i = 0; i < TE_BATCHES_PER_LOCK && took; i++) {
+            took = te_encode_queued(te, false);
+        }
+        qemu_rec_mutex_unlock(&te->lock);
+        if (bql) {
+            bql_unlock();
+        }
+        if (te_queued(te) <= TE_ROOM_OF(te->queue_len)) {
+            qemu_event_set(&te->made_room);
+        }
+    }
+}
+
+/*
+ * The encoding thread: batches of queued records, with te->lock only.
+ * The state is read after the reset, so that a hand-over after it wakes
+ * the thread and one before it is seen.
+ */
 static void *te_worker(void *opaque)
 {
     RISCVTraceEncoderState *te = opaque;
 
     while (!qatomic_read(&te->worker_exit)) {
         qemu_event_reset(&te->work);
-        if (te_queued(te) < TE_WAKE_OF(te->queue_len)) {
+        if (te_queued(te) < TE_WAKE_OF(te->queue_len) ||
+            te_stop_is_next(te)) {
             qemu_event_wait(&te->work);
             continue;
         }
-        /* Down to empty, a few batches at a time: others get the BQL */
-        do {
-            bql_lock();
-            for (int i = 0; i < TE_BATCHES_PER_LOCK && te_encode_queued(te);
-                 i++) {
-                /* next batch */
-            }
-            bql_unlock();
-            if (te_queued(te) <= TE_ROOM_OF(te->queue_len)) {
-                qemu_event_set(&te->made_room);
-            }
-        } while (te_queued(te));
+        te_worker_drain(te);
     }
     return NULL;
 }
@@ -1059,6 +1144,7 @@ static void te_stop_on_hart(void *opaque)
     RISCVTraceEncoderState *te = opaque;
     RISCVTraceRecord stop = { .info = TE_RECORD_STOP };
 
+    QEMU_LOCK_GUARD(&te->lock);
     riscv_trace_append(te->cpu, &stop);
     te_encode_all(te);
 }
@@ -1068,8 +1154,15 @@ static void te_runs_on_hart(void *opaque)
 {
     RISCVTraceEncoderState *te = opaque;
 
+    QEMU_LOCK_GUARD(&te->lock);
     riscv_trace_set_runs(te->cpu, qatomic_read(&te->runs), te->run_units,
                          te->run_calls);
+}
+
+/* After the filter registers changed (the BQL and te->lock are held) */
+static void te_filters_changed(RISCVTraceEncoderState *te)
+{
+    qatomic_set(&te->encode_with_bql, etrace_filter_active(&te->filter));
 }
 
 /*
@@ -1088,6 +1181,7 @@ static void te_write_filter(RISCVTraceEncoderState *te, hwaddr addr,
         te_encode_all(te);
     }
     etrace_filter_write(&te->filter, addr, val);
+    te_filters_changed(te);
     if (te->tracing && te->runs != te_runs_allowed(te)) {
         qatomic_set(&te->runs, !te->runs);
         if (self) {
@@ -1105,10 +1199,13 @@ static int te_sync_for_sink(Object *obj, void *opaque)
     RISCVTraceEncoderState *te = (RISCVTraceEncoderState *)
         object_dynamic_cast(obj, TYPE_RISCV_TRACE_ENCODER);
 
-    if (te && te->tracing && current_cpu == te->cpu &&
+    if (te && current_cpu == te->cpu &&
         (te->sink[0] == opaque || te->sink[1] == opaque)) {
-        riscv_trace_flush(te->cpu);
-        te_encode_all(te);
+        QEMU_LOCK_GUARD(&te->lock);
+        if (te->tracing) {
+            riscv_trace_flush(te->cpu);
+            te_encode_all(te);
+        }
     }
     return 0;
 }
@@ -1132,6 +1229,7 @@ static void te_suspend_on_hart(void *opaque)
 {
     RISCVTraceEncoderState *te = opaque;
 
+    QEMU_LOCK_GUARD(&te->lock);
     te_encode_all(te);
     if (te->tracing && !te->suspended) {
         te_end_codec(te);
@@ -1148,6 +1246,7 @@ static void te_vm_state_change(void *opaque, bool running, RunState state)
 {
     RISCVTraceEncoderState *te = opaque;
 
+    QEMU_LOCK_GUARD(&te->lock);
     if (running) {
         if (te->suspended && te->tracing) {
             te_start_codec(te);
@@ -1287,6 +1386,7 @@ static void te_write_control(RISCVTraceEncoderState *te, uint32_t val)
         te->inst_features = 0;
         te->data_control = 0;
         etrace_filter_reset(&te->filter);
+        te_filters_changed(te);
     } else if (!(old & R_TR_CONTROL_ACTIVE_MASK)) {
         te->control = te_control_defaults(te);
         te->data_control = te_legal_data_control(te, 0,
@@ -1340,6 +1440,7 @@ static uint64_t te_read(void *opaque, hwaddr addr, unsigned size)
     RISCVTraceEncoderState *te = opaque;
     uint64_t val = 0;
 
+    QEMU_LOCK_GUARD(&te->lock);
     if (addr == A_TE_CONTROL) {
         val = te->control;
         if (!te->stopping && !te_queued(te)) {
@@ -1366,6 +1467,7 @@ static void te_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
 {
     RISCVTraceEncoderState *te = opaque;
 
+    QEMU_LOCK_GUARD(&te->lock);
     trace_riscv_trace_encoder_write(te->cpu->cpu_index, addr, val);
     if (addr == A_TE_CONTROL) {
         te_write_control(te, val);
@@ -1402,6 +1504,7 @@ static void te_reset(DeviceState *dev)
 {
     RISCVTraceEncoderState *te = RISCV_TRACE_ENCODER(dev);
 
+    QEMU_LOCK_GUARD(&te->lock);
     trace_riscv_trace_encoder_reset(te->cpu->cpu_index, te->trace_from_reset);
     te_write_control(te, 0);
     if (te->trace_from_reset) {
@@ -1463,7 +1566,8 @@ static void te_realize(DeviceState *dev, Error **errp)
     te->addr_mask = MAKE_64BIT_MASK(0, te->params.iaddress_width_p);
     etrace_filter_init(&te->filter, &te->params, te_insn_len, te);
 
-    qemu_add_vm_change_state_handler(te_vm_state_change, te);
+    qemu_rec_mutex_init(&te->lock);
+    te->vm_change = qemu_add_vm_change_state_handler(te_vm_state_change, te);
     memory_region_init_io(&te->mmio, OBJECT(dev), &te_ops, te,
                           TYPE_RISCV_TRACE_ENCODER, RISCV_TRACE_REG_SIZE);
     sysbus_init_mmio(SYS_BUS_DEVICE(dev), &te->mmio);
@@ -1486,6 +1590,8 @@ static void te_unrealize(DeviceState *dev)
     te_free_codec(te);
     g_free(te->dq);
     te->dq = NULL;
+    qemu_del_vm_change_state_handler(te->vm_change);
+    qemu_rec_mutex_destroy(&te->lock);
 }
 
 /*
@@ -1498,7 +1604,9 @@ static int te_post_load(void *opaque, int version_id)
 {
     RISCVTraceEncoderState *te = opaque;
 
+    QEMU_LOCK_GUARD(&te->lock);
     etrace_filter_post_load(&te->filter);
+    te_filters_changed(te);
     te->tracing = false;
     te->stopping = false;
     te->suspended = false;

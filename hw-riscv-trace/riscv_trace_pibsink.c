@@ -7,6 +7,9 @@
  * captured without the guest's help.  Registers: trPibControl (Active,
  * Enable, Empty) and trPibImpl.  Several encoders may share one sink; their
  * packets then carry source IDs (trTeInstFeatures.SrcID/SrcBits).
+ * The encoders write from their encoding threads, without the BQL: the
+ * sink's lock (s->lock, taken inside an encoder's) keeps each write
+ * whole and the registers consistent; chardev writes are thread-safe.
  *
  * Copyright (c) 2026 The rvpa authors
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -15,6 +18,7 @@
 #include "qapi/error.h"
 #include "qemu/log.h"
 #include "qemu/module.h"
+#include "qemu/lockable.h"
 #include "hw/sysbus.h"
 #include "hw/qdev-properties.h"
 #include "hw/qdev-properties-system.h"
@@ -32,24 +36,35 @@ struct RISCVTracePibSinkState {
     SysBusDevice parent_obj;
     MemoryRegion mmio;
     CharBackend chr;
+    QemuMutex lock;         /* control, bytes, and each write whole */
     bool start_enabled;     /* property: enabled from reset */
     uint32_t control;
     uint64_t bytes;         /* streamed so far, for tracing */
 };
 
+static bool pib_takes(RISCVTracePibSinkState *s)
+{
+    uint32_t on = R_TR_CONTROL_ACTIVE_MASK | R_TR_CONTROL_ENABLE_MASK;
+
+    return (s->control & on) == on && qemu_chr_fe_backend_connected(&s->chr);
+}
+
 static size_t pib_space(RISCVTraceSink *sink)
 {
     RISCVTracePibSinkState *s = RISCV_TRACE_PIBSINK(sink);
-    uint32_t on = R_TR_CONTROL_ACTIVE_MASK | R_TR_CONTROL_ENABLE_MASK;
 
-    return (s->control & on) == on && qemu_chr_fe_backend_connected(&s->chr) ?
-           SIZE_MAX : 0;
+    QEMU_LOCK_GUARD(&s->lock);
+    return pib_takes(s) ? SIZE_MAX : 0;
 }
 
 static void pib_write(RISCVTraceSink *sink, const uint8_t *buf, size_t len)
 {
     RISCVTracePibSinkState *s = RISCV_TRACE_PIBSINK(sink);
 
+    QEMU_LOCK_GUARD(&s->lock);
+    if (!pib_takes(s)) {
+        return;     /* disabled since the encoder asked: lost */
+    }
     /* Blocking, so that a slow consumer slows the guest, not the trace */
     qemu_chr_fe_write_all(&s->chr, buf, len);
     s->bytes += len;
@@ -65,6 +80,7 @@ static uint64_t pib_read(void *opaque, hwaddr addr, unsigned size)
     RISCVTracePibSinkState *s = opaque;
     uint64_t val = 0;
 
+    QEMU_LOCK_GUARD(&s->lock);
     switch (addr) {
     case A_PIB_CONTROL:
         val = s->control | R_TR_CONTROL_EMPTY_MASK;
@@ -89,7 +105,9 @@ static void pib_mmio_write(void *opaque, hwaddr addr, uint64_t val,
                       ", ignored\n", addr);
         return;
     }
+    /* (it takes the encoders' locks, which come before s->lock) */
     riscv_trace_sink_sync(RISCV_TRACE_SINK(s));
+    QEMU_LOCK_GUARD(&s->lock);
     if (!(val & R_TR_CONTROL_ACTIVE_MASK)) {
         s->control = 0;
     } else if (!(s->control & R_TR_CONTROL_ACTIVE_MASK)) {
@@ -114,6 +132,7 @@ static void pib_reset(DeviceState *dev)
 {
     RISCVTracePibSinkState *s = RISCV_TRACE_PIBSINK(dev);
 
+    QEMU_LOCK_GUARD(&s->lock);
     trace_riscv_trace_pibsink_reset();
     s->control = s->start_enabled ?
                  R_TR_CONTROL_ACTIVE_MASK | R_TR_CONTROL_ENABLE_MASK : 0;
@@ -123,6 +142,7 @@ static void pib_realize(DeviceState *dev, Error **errp)
 {
     RISCVTracePibSinkState *s = RISCV_TRACE_PIBSINK(dev);
 
+    qemu_mutex_init(&s->lock);
     /* Ready before any encoder's reset, which may start tracing */
     pib_reset(dev);
     memory_region_init_io(&s->mmio, OBJECT(dev), &pib_ops, s,

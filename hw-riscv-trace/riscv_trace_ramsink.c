@@ -15,6 +15,10 @@
  * the buffer of the mode it writes, whatever the register history: nothing
  * is ever written outside [Start, Limit + 3] of guest RAM or the SRAM.
  *
+ * The encoder writes from its encoding thread, without the BQL: the sink
+ * has a lock of its own (s->lock), taken inside the encoder's, and its
+ * stores go to RAM only (an MMIO region would need the BQL).
+ *
  * Copyright (c) 2026 The rvpa authors
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -23,6 +27,8 @@
 #include "qemu/log.h"
 #include "qemu/module.h"
 #include "qemu/units.h"
+#include "qemu/lockable.h"
+#include "qemu/rcu.h"
 #include "hw/sysbus.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
@@ -70,6 +76,8 @@ struct RISCVTraceRamSinkState {
     bool wrap;
     uint64_t rp;
 
+    /* the registers and the stores: MMIO and the encoders' threads */
+    QemuMutex lock;
     uint8_t *sram;
     bool smem_ok;           /* [start, limit + 3] is RAM, checked at enable */
     uint8_t pad;            /* the filler of the last flush */
@@ -134,10 +142,9 @@ static void ram_keep_wp_inside(RISCVTraceRamSinkState *s)
     }
 }
 
-static size_t ram_space(RISCVTraceSink *sink)
+/* The sink's interface (RISCVTraceSinkClass), with s->lock held */
+static size_t ram_space_locked(RISCVTraceRamSinkState *s)
 {
-    RISCVTraceRamSinkState *s = RISCV_TRACE_RAMSINK(sink);
-
     ram_keep_wp_inside(s);
     if (!ram_enabled(s) || (ram_smem(s) && !s->smem_ok)) {
         return 0;
@@ -148,23 +155,47 @@ static size_t ram_space(RISCVTraceSink *sink)
     return SIZE_MAX;
 }
 
+/*
+ * Guest memory that is still RAM (checked again at each store: the memory
+ * map may have changed since Enable).  Returns false, storing nothing,
+ * where it is not.
+ */
+static bool ram_store_smem(uint64_t addr, const uint8_t *buf, size_t len)
+{
+    MemTxAttrs attrs = MEMTXATTRS_UNSPECIFIED;
+    MemoryRegion *mr;
+    hwaddr xlat, l = len;
+
+    RCU_READ_LOCK_GUARD();
+    mr = address_space_translate(&address_space_memory, addr, &xlat, &l,
+                                 true, attrs);
+    if (l < len || !memory_access_is_direct(mr, true, attrs)) {
+        return false;
+    }
+    address_space_write(&address_space_memory, addr, attrs, buf, len);
+    return true;
+}
+
 static void ram_store(RISCVTraceRamSinkState *s, uint64_t addr,
                       const uint8_t *buf, size_t len)
 {
     if (ram_smem(s)) {
-        address_space_write(&address_space_memory, addr,
-                            MEMTXATTRS_UNSPECIFIED, buf, len);
+        if (!ram_store_smem(addr, buf, len)) {
+            qemu_log_mask(LOG_GUEST_ERROR, "riscv-trace-ramsink: the buffer "
+                          "at 0x%" PRIx64 " is no longer RAM\n", addr);
+            s->smem_ok = false;     /* takes nothing more: trace lost */
+        }
     } else if (addr < s->sram_size && len <= s->sram_size - addr) {
         memcpy(s->sram + addr, buf, len);
     }
 }
 
-static void ram_write(RISCVTraceSink *sink, const uint8_t *buf, size_t len)
+static void ram_write_locked(RISCVTraceRamSinkState *s, const uint8_t *buf,
+                             size_t len)
 {
-    RISCVTraceRamSinkState *s = RISCV_TRACE_RAMSINK(sink);
     uint64_t end = ram_limit(s) + 4;
 
-    while (len && ram_space(sink)) {
+    while (len && ram_space_locked(s)) {
         size_t n = MIN(len, end - s->wp);
 
         ram_store(s, s->wp, buf, n);
@@ -183,16 +214,39 @@ static void ram_write(RISCVTraceSink *sink, const uint8_t *buf, size_t len)
 }
 
 /* Pad to a word with the format's filler: WP counts words. */
-static void ram_flush(RISCVTraceSink *sink, uint8_t pad)
+static void ram_flush_locked(RISCVTraceRamSinkState *s, uint8_t pad)
 {
-    RISCVTraceRamSinkState *s = RISCV_TRACE_RAMSINK(sink);
     uint8_t fill[4];
 
     s->pad = pad;
     if (s->wp & 3) {
         memset(fill, pad, sizeof(fill));
-        ram_write(sink, fill, 4 - (s->wp & 3));
+        ram_write_locked(s, fill, 4 - (s->wp & 3));
     }
+}
+
+static size_t ram_space(RISCVTraceSink *sink)
+{
+    RISCVTraceRamSinkState *s = RISCV_TRACE_RAMSINK(sink);
+
+    QEMU_LOCK_GUARD(&s->lock);
+    return ram_space_locked(s);
+}
+
+static void ram_write(RISCVTraceSink *sink, const uint8_t *buf, size_t len)
+{
+    RISCVTraceRamSinkState *s = RISCV_TRACE_RAMSINK(sink);
+
+    QEMU_LOCK_GUARD(&s->lock);
+    ram_write_locked(s, buf, len);
+}
+
+static void ram_flush(RISCVTraceSink *sink, uint8_t pad)
+{
+    RISCVTraceRamSinkState *s = RISCV_TRACE_RAMSINK(sink);
+
+    QEMU_LOCK_GUARD(&s->lock);
+    ram_flush_locked(s, pad);
 }
 
 /* ---------------------------------------------------------- registers */
@@ -224,7 +278,7 @@ static void ram_write_control(RISCVTraceRamSinkState *s, uint32_t val)
     if ((old & R_TR_CONTROL_ENABLE_MASK) && !(val & R_TR_CONTROL_ENABLE_MASK)) {
         /* Enable 1->0 flushes: no partial word is left behind. */
         s->control |= R_TR_CONTROL_ENABLE_MASK;
-        ram_flush(RISCV_TRACE_SINK(s), s->pad);
+        ram_flush_locked(s, s->pad);
         s->control &= ~R_TR_CONTROL_ENABLE_MASK;
     }
 }
@@ -251,6 +305,7 @@ static uint64_t ram_read(void *opaque, hwaddr addr, unsigned size)
     RISCVTraceRamSinkState *s = opaque;
     uint64_t val = 0;
 
+    QEMU_LOCK_GUARD(&s->lock);
     switch (addr) {
     case A_RAM_CONTROL:
         val = s->control | R_TR_CONTROL_EMPTY_MASK;
@@ -307,7 +362,11 @@ static void ram_mmio_write(void *opaque, hwaddr addr, uint64_t val,
 
     trace_riscv_trace_ramsink_mmio_write(addr, val);
     if (addr == A_RAM_CONTROL) {
+        /* (it takes the encoders' locks, which come before s->lock) */
         riscv_trace_sink_sync(RISCV_TRACE_SINK(s));
+    }
+    QEMU_LOCK_GUARD(&s->lock);
+    if (addr == A_RAM_CONTROL) {
         ram_write_control(s, val);
         return;
     }
@@ -361,6 +420,7 @@ static void ram_reset(DeviceState *dev)
 {
     RISCVTraceRamSinkState *s = RISCV_TRACE_RAMSINK(dev);
 
+    QEMU_LOCK_GUARD(&s->lock);
     trace_riscv_trace_ramsink_reset();
     s->control = 0;
     s->start = s->wp = s->rp = 0;
@@ -379,6 +439,7 @@ static void ram_realize(DeviceState *dev, Error **errp)
                    "of two of at least 4 bytes");
         return;
     }
+    qemu_mutex_init(&s->lock);
     s->sram = g_malloc0(s->sram_size);
     memory_region_init_io(&s->mmio, OBJECT(dev), &ram_ops, s,
                           TYPE_RISCV_TRACE_RAMSINK, RISCV_TRACE_REG_SIZE);
@@ -391,12 +452,14 @@ static void ram_unrealize(DeviceState *dev)
 
     g_free(s->sram);
     s->sram = NULL;
+    qemu_mutex_destroy(&s->lock);
 }
 
 static int ram_post_load(void *opaque, int version_id)
 {
     RISCVTraceRamSinkState *s = opaque;
 
+    QEMU_LOCK_GUARD(&s->lock);
     s->smem_ok = ram_range_is_ram(s->start, s->limit);
     s->rp = MIN(s->rp, s->sram_size - 4);
     ram_keep_wp_inside(s);

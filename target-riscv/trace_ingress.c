@@ -55,7 +55,7 @@ static void trace_take_room(CPURISCVState *env, RISCVTraceRecord *first,
 }
 
 /*
- * Hand the records to the encoder (which takes the BQL if it needs it)
+ * Hand the records to the encoder (which takes its lock if it needs it)
  * and take the room it lends for the next ones.
  */
 static void trace_drain(CPURISCVState *env)
