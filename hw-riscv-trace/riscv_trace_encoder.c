@@ -456,8 +456,12 @@ static void te_data_assign(RISCVTraceEncoderState *te, uint64_t iaddr)
     te->dfed = false;
 }
 
-/* A traced block goes to the codec (te_encode()). */
-static void te_data_fed(RISCVTraceEncoderState *te, const ETraceBlock *b)
+/*
+ * A traced block goes to the codec (te_encode()), of record seq: its
+ * half-words from iaddr on.
+ */
+static void te_data_feed(RISCVTraceEncoderState *te, uint64_t iaddr,
+                         unsigned iretire, uint8_t priv, uint32_t seq)
 {
     TEDataBlock *db;
 
@@ -466,11 +470,65 @@ static void te_data_fed(RISCVTraceEncoderState *te, const ETraceBlock *b)
         te->db_len--;
     }
     db = &te->dblocks[(te->db_head + te->db_len++) % TE_DATA_BLOCKS];
-    db->start = b->iaddr & te->addr_mask;
-    db->end = db->start + (uint64_t)b->iretire * 2;
-    db->seq = te->dseq_fed;
-    db->priv = b->priv;
+    db->start = iaddr & te->addr_mask;
+    db->end = db->start + (uint64_t)iretire * 2;
+    db->seq = seq;
+    db->priv = priv;
+}
+
+static void te_data_fed(RISCVTraceEncoderState *te, const ETraceBlock *b)
+{
+    te_data_feed(te, b->iaddr, b->iretire, b->priv, te->dseq_fed);
     te->dfed = true;
+}
+
+/* The newest queued access waits for the next block record's address */
+static bool te_data_waiting(RISCVTraceEncoderState *te)
+{
+    return te->dq_len &&
+           te->dq[(te->dq_head + te->dq_len - 1) % TE_DATA_QUEUE].seq ==
+           te->dseq;
+}
+
+/*
+ * Data trace without instruction filters: blocks go to the codec packed,
+ * which calls te_data_block_done() as for blocks fed one at a time.  The
+ * accesses queued before these records (up to a special one) belong to
+ * the first that is neither a trap's nor a run's (te_data_assign()); of
+ * these records only that block is fed, the others have no accesses.
+ * (A block done without an entry matches none: the one entry that can
+ * be newer than it, its successor's, has another address or the same
+ * TB's accesses, which a TB run twice in a row reports both times; only
+ * a failing sc.w/sc.d reports nothing, and it fails again without an
+ * lr in between.)
+ */
+static void te_data_packed(RISCVTraceEncoderState *te,
+                           const RISCVTraceRecord *rec, unsigned n)
+{
+    unsigned len;
+
+    if (!te_data_waiting(te)) {
+        return;
+    }
+    for (unsigned i = 0; i < n; i += len) {
+        uint64_t info = rec[i].info;
+        unsigned iretire = extract64(info, ETRACE_PB_IRETIRE_SHIFT, 16);
+
+        len = etrace_packed_len(info);
+        if ((i && (info & TE_RECORD_SPECIAL)) || i + len > n) {
+            return;     /* the codec stops there */
+        }
+        if (len == 1 && !(info & ETRACE_PB_RUN)) {
+            te_data_assign(te, rec[i].iaddr);
+            if (iretire) {
+                te_data_feed(te, rec[i].iaddr, iretire,
+                             extract64(info, ETRACE_PB_PRIV_SHIFT, 3) &
+                             (BIT(te->params.privilege_width_p) - 1),
+                             te->dseq_fed);
+            }
+            return;
+        }
+    }
 }
 
 /*
@@ -521,12 +579,11 @@ static void te_data_block_done(void *opaque, const ETraceBlock *b)
     te->db_head = (te->db_head + k + 1) % TE_DATA_BLOCKS;
     te->db_len -= k + 1;
     if (te->dq_len) {
-        ETraceStats st;
-
         /* a format 3 since the last data packet: the next ones are full */
-        etrace_encoder_stats(te->enc, &st);
-        if (st.packets[3] != te->syncs) {
-            te->syncs = st.packets[3];
+        uint64_t f3 = etrace_encoder_packets(te->enc, 3);
+
+        if (f3 != te->syncs) {
+            te->syncs = f3;
             etrace_data_sync(&te->dstate);
         }
     }
@@ -644,7 +701,7 @@ static unsigned te_encode_blocks(RISCVTraceEncoderState *te,
     if (te->prev_const_rd) {
         n = MIN(n, etrace_packed_len(rec->info));
     }
-    if (etrace_filter_active(&te->filter) || te->options.data ||
+    if (etrace_filter_active(&te->filter) ||
         trace_event_get_state_backends(TRACE_RISCV_TRACE_ENCODER_BLOCK)) {
         k = te_encode_unpacked(te, rec, n);
     } else if (te_ntrace(te)) {
@@ -652,6 +709,9 @@ static unsigned te_encode_blocks(RISCVTraceEncoderState *te,
                                   TE_RECORD_SPECIAL);
         te_check_lost(te);
     } else {
+        if (te->options.data) {
+            te_data_packed(te, rec, n);
+        }
         k = etrace_encoder_packed(te->enc, rec, n, te->context,
                                   te->ctype, TE_RECORD_SPECIAL);
         te_check_lost(te);

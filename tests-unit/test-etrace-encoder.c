@@ -1232,7 +1232,24 @@ static void test_garbage_blocks(void)
 typedef struct Output {
     GByteArray *bytes;
     size_t packets;
+    GArray *done;           /* BlockDone: etrace_encoder_set_block_done() */
+    uint64_t addr_mask;     /* iaddress_width_p, which done addresses keep */
 } Output;
+
+/* A block_done call: the block, and how many bytes were out then */
+typedef struct BlockDone {
+    uint64_t iaddr;
+    uint32_t iretire;
+    unsigned at;
+} BlockDone;
+
+static void record_done(void *opaque, const ETraceBlock *b)
+{
+    Output *out = opaque;
+    BlockDone d = { b->iaddr & out->addr_mask, b->iretire, out->bytes->len };
+
+    g_array_append_val(out->done, d);
+}
 
 static void collect(void *opaque, const uint8_t *bytes, size_t len)
 {
@@ -1597,7 +1614,9 @@ static void feed_both(ETraceEncoder **e, GRand *r, Walker *w, unsigned n,
  * The fast paths (plain blocks, the format 0.1, 1 and 2 packers, packed
  * blocks) emit exactly what the general algorithm and etrace_packet_pack()
  * emit, for every option combination on parameter sets that change the
- * field widths, the layout and the packer.
+ * field widths, the layout and the packer; with a block_done hook (data
+ * trace) on some, every path calls it for the same blocks at the same
+ * points of the packet stream.
  */
 static void test_fast_paths(void)
 {
@@ -1634,20 +1653,25 @@ static void test_fast_paths(void)
                 .implicit_return = (combo >> 7) % 3,
                 .sync_max = g_rand_int_range(r, 0, 3),
             };
-            Output out[3] = {
-                { .bytes = g_byte_array_new() },
-                { .bytes = g_byte_array_new() },
-                { .bytes = g_byte_array_new() },
-            };
+            Output out[3];
             ETraceEncoder *e[3];
             ETraceStats st[3];
+            bool hook = combo % 5 < 2;
             Walker w;
 
             walker_init(&w, r, ps == 5 ? 0xffffffff80000000ull : 0x80000000);
             for (unsigned k = 0; k < 3; k++) {
+                out[k] = (Output) {
+                    .bytes = g_byte_array_new(),
+                    .done = g_array_new(false, false, sizeof(BlockDone)),
+                    .addr_mask = UINT64_MAX >> (64 - p.iaddress_width_p),
+                };
                 e[k] = etrace_encoder_new(&p, collect, &out[k]);
                 g_assert_nonnull(e[k]);
                 etrace_encoder_set_fast_paths(e[k], k != 1);
+                if (hook) {
+                    etrace_encoder_set_block_done(e[k], record_done, &out[k]);
+                }
                 etrace_encoder_start(e[k], &o);
             }
             feed_both(e, r, &w, 1500, combo % 4 == 0 ? 0 : 30, &o, &p);
@@ -1663,8 +1687,16 @@ static void test_fast_paths(void)
                             out[2].bytes->data, out[2].bytes->len);
             g_assert_cmpmem(&st[0], sizeof(st[0]), &st[2], sizeof(st[2]));
             g_assert_cmpuint(out[0].packets, >, 1);
+            for (unsigned k = 1; k < 3; k++) {
+                g_assert_cmpmem(out[0].done->data,
+                                out[0].done->len * sizeof(BlockDone),
+                                out[k].done->data,
+                                out[k].done->len * sizeof(BlockDone));
+            }
+            g_assert_true(!hook || out[0].done->len > 100);
             for (unsigned k = 0; k < 3; k++) {
                 g_byte_array_unref(out[k].bytes);
+                g_array_unref(out[k].done);
             }
         }
     }

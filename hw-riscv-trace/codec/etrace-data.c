@@ -19,7 +19,7 @@ static uint64_t mask_of(unsigned bits)
 /* The fewest bytes that hold v, minus one (data_len, op_len). */
 static unsigned len_of(uint64_t v)
 {
-    return v ? (63 - __builtin_clzll(v)) / 8 : 0;
+    return (63 - __builtin_clzll(v | 1)) / 8;     /* (0 and 1: 0) */
 }
 
 /* v of width bits, sign-extended, shifted right arithmetically by sh. */
@@ -84,8 +84,9 @@ static bool classify(const ETraceParams *p, const ETraceDataAccess *a,
  * packets without an address, data-only and CSR ones, have no "full
  * data" code but 0: 2 is reserved there).
  */
-static unsigned choose_data(bool has_addr, bool full, uint64_t d,
-                            uint64_t prev, uint64_t mask, uint64_t *sent)
+static inline __attribute__((always_inline))
+unsigned choose_data(bool has_addr, bool full, uint64_t d, uint64_t prev,
+                     uint64_t mask, uint64_t *sent)
 {
     uint64_t x = d ^ prev, df = (d - prev) & mask;
     unsigned diff = ETRACE_DDIFF_DATA_FULL;
@@ -106,10 +107,11 @@ static unsigned choose_data(bool has_addr, bool full, uint64_t d,
                                                        : diff;
 }
 
-static size_t data_pack(const ETraceParams *p,
-                        const ETraceOptions *o, ETraceDataState *st,
-                        const ETraceDataAccess *a,
-                        uint8_t buf[ETRACE_MAX_PACKET])
+/* (out of line: the fast path of etrace_data_pack_fast() needs no frame) */
+static __attribute__((noinline))
+size_t data_pack(const ETraceParams *p, const ETraceOptions *o,
+                 ETraceDataState *st, const ETraceDataAccess *a,
+                 uint8_t buf[ETRACE_MAX_PACKET])
 {
     ETraceDataPacket pkt = { 0 };
     unsigned s = slot_of(p, a), aw = p->iaddress_width_p;

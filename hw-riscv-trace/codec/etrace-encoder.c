@@ -1929,7 +1929,7 @@ size_t etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
                 return i;
             }
             /* pb[0] is taken whatever its bits: not by the run */
-        } else if (!ctype && e->fast_ok &&
+        } else if (!ctype && e->fast_ok && !e->block_done &&
                    !((e->pending_act | packed_action(e, pb[i].info)) &
                      ~ACT_BRANCH)) {
             /*
@@ -1948,7 +1948,8 @@ size_t etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
         iaddr = pb[i].iaddr;
 
         if (info & ETRACE_PB_RUN) {
-            if (ctype || !take_run_fast(e, &pb[i], context)) {
+            if (ctype || e->block_done ||
+                !take_run_fast(e, &pb[i], context)) {
                 take_packed(e, &pb[i], context, ctype, PACKED_GENERAL);
             }
             continue;
@@ -1963,7 +1964,7 @@ size_t etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
         }
         act = e->pending_act;
         if (act & (ACT_REPORT | ACT_UPDISCON)) {
-            if (fast_jump_target(e, act, info)) {
+            if (!e->block_done && fast_jump_target(e, act, info)) {
                 report_jump_target(e, iaddr, info, context);
             } else {
                 take_reporting_packed(e, iaddr, info, context, act);
@@ -1972,6 +1973,7 @@ size_t etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
         }
         q = quiet_step(e, act, iaddr, packed_single(info));
         if (likely(q == QUIET_STORE)) {
+            block_done(e);
             store_packed(e, iaddr, info, context);
         } else if (q == QUIET_MAP) {
             take_packed(e, &pb[i], context, 0, PACKED_MAP);
@@ -2023,4 +2025,12 @@ void etrace_encoder_stats(const ETraceEncoder *e, ETraceStats *s)
     *s = e->stats;
     s->halfwords = e->halfwords;
     s->instructions = e->instructions;
+}
+
+uint64_t etrace_encoder_packets(const ETraceEncoder *e, unsigned format)
+{
+    const size_t formats = sizeof(e->stats.packets) /
+                           sizeof(e->stats.packets[0]);
+
+    return format < formats ? e->stats.packets[format] : 0;
 }

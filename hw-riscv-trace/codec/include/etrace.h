@@ -574,8 +574,9 @@ void etrace_encoder_lost(ETraceEncoder *e);
  * are out, none of those after it.  The data packets of the block's
  * accesses go out there, so that they follow the instruction packets of
  * their instructions and precede any sync of a later one.  Blocks that
- * are not traced (not qualified, dropped by lost()) get no call.  Not
- * called from etrace_encoder_packed(): feed blocks one at a time.
+ * are not traced (not qualified, dropped by lost()) get no call.
+ * etrace_encoder_packed() calls it as etrace_encoder_block() would; it
+ * then takes the blocks one at a time (no quiet runs).
  */
 typedef void ETraceBlockDoneFn(void *opaque, const ETraceBlock *b);
 void etrace_encoder_set_block_done(ETraceEncoder *e, ETraceBlockDoneFn *fn,
@@ -589,6 +590,8 @@ typedef struct ETraceStats {
     uint64_t instructions;
 } ETraceStats;
 void etrace_encoder_stats(const ETraceEncoder *e, ETraceStats *s);
+/* Its packets[format] alone */
+uint64_t etrace_encoder_packets(const ETraceEncoder *e, unsigned format);
 
 /*
  * For tests: false sends every block through the general algorithm and
