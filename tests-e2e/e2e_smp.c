@@ -13,6 +13,11 @@
  * (and no chardev) each hart instead traces into its own RAM sink with
  * those options (e2e_guest.h) and saves it as trace-hartN.bin.
  *
+ * poll=1: once its own work is done, hart 1 reads hart 0's encoder and
+ * RAM sink registers as fast as it can until hart 0 is done: each read
+ * takes the locks hart 0's encoding thread holds while it encodes, from
+ * another vCPU (docs/rvtrace.rst, Locks); hart 0's trace must stay whole.
+ *
  * Copyright (c) 2026 The rvpa authors
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -25,6 +30,8 @@
 
 /* Shared between the harts; not in .bss: nothing clears it. */
 static volatile unsigned long done[HARTS]      /* polled by hart 0 */
+    __attribute__((section(".data")));
+static volatile unsigned long worked[HARTS]    /* polled with poll=1 */
     __attribute__((section(".data")));
 static volatile unsigned long fdt_ready        /* polled by the others */
     __attribute__((section(".data")));
@@ -97,6 +104,25 @@ static unsigned long work(unsigned long hart)
     return r;
 }
 
+/*
+ * poll=1 on hart 1: hart 0's registers until hart 0's work is done.
+ * Returns the reads; each must see hart 0's encoder Active and tracing.
+ */
+static unsigned long poll_hart0(void)
+{
+    unsigned long reads = 0, idle = 0;
+
+    while (!worked[0]) {
+        idle += !(tr_read(TR_ENC(0), TR_CONTROL) & TE_INST_TRACING);
+        (void)tr_read(TR_SINK(0), RAM_WP_LOW);
+        (void)tr_read(TR_ENC(0), TE_INST_FEATURES);
+        reads++;
+    }
+    CHECK_EQ(idle, 0);
+    CHECK(reads > 0);
+    return reads;
+}
+
 /* Called from _start above, on every hart. */
 static void __attribute__((used)) smp_main(unsigned long hart,
                                            const void *fdt)
@@ -117,6 +143,12 @@ static void __attribute__((used)) smp_main(unsigned long hart,
         e2e_trace_start(hart, hart_buffer(hart), BUF_SIZE);
     }
     result = work(hart);
+    asm volatile("fence" : : : "memory");
+    worked[hart] = 1;
+    if (hart == 1 && ram && rv_arg_value("poll=", 0)) {
+        rv_printf("e2e-smp: hart 1 read hart 0's registers %lu times\n",
+                  poll_hart0());
+    }
     if (hart == 0) {
         /* one hart at a time on the UART */
         for (unsigned h = 1; h < HARTS; h++) {
