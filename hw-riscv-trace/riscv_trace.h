@@ -63,6 +63,13 @@ struct RISCVTraceSinkClass {
      * when it is disabled in the middle of a word.
      */
     void (*flush)(RISCVTraceSink *sink, uint8_t pad);
+    /*
+     * The encoders call the three above from their encoding threads,
+     * without the BQL (docs/rvtrace.rst, Locks): a sink locks its own
+     * state.  A sink whose writes need the BQL says so here (NULL: none
+     * do); its encoders then take the BQL to encode.
+     */
+    bool (*needs_bql)(RISCVTraceSink *sink);
 };
 
 /*

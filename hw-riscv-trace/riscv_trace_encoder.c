@@ -17,12 +17,14 @@
  * lose trace), and stopping encodes everything queued before it returns.
  *
  * Locking: whoever encodes holds the encoder's own lock (te->lock), which
- * also guards the registers: the encoding thread takes only that lock,
- * never the BQL, so that a hart taking the BQL (every exception and
- * interrupt does) does not wait for a batch to be encoded.  Every other
- * entry (MMIO, reset, VM state changes, work on the hart) runs with the
- * BQL and takes te->lock inside it; the sinks lock themselves inside
- * that.  Order: BQL, then te->lock, then a sink's lock.
+ * also guards the registers: the encoding thread takes that lock and not
+ * the BQL, so that a hart taking the BQL (every exception and interrupt
+ * does) does not wait for a batch to be encoded.  Every other entry
+ * (MMIO, reset, VM state changes, work on the hart) runs with the BQL and
+ * takes te->lock inside it; the sinks lock themselves inside that.
+ * Order: BQL, then te->lock, then a sink's lock.  While the filters are
+ * on, or a sink's writes need it, the encoding thread takes the BQL
+ * first (encode_with_bql).
  *
  * Copyright (c) 2026 The rvpa authors
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -34,6 +36,7 @@
 #include "qemu/main-loop.h"
 #include "qemu/thread.h"
 #include "qemu/lockable.h"
+#include "qemu/rcu.h"
 #include "qemu/memalign.h"
 #include "hw/sysbus.h"
 #include "hw/qdev-properties.h"
@@ -237,11 +240,12 @@ struct RISCVTraceEncoderState {
      */
     QemuRecMutex lock;
     /*
-     * The filters are on: they read guest memory (te_insn_len()), which
-     * may take the BQL, so the encoding thread takes it first.  Written
-     * with the BQL and te->lock held.
+     * The filters are on (they read guest memory, te_insn_len(), which
+     * may take the BQL) or a sink's writes need the BQL: the encoding
+     * thread takes it first.  Written with the BQL and te->lock held.
      */
     bool encode_with_bql;
+    bool sinks_need_bql;    /* from realize */
     VMChangeStateEntry *vm_change;
 
     /* The queue: the hart writes head, encoders (with te->lock) tail. */
@@ -817,8 +821,11 @@ static uint32_t te_queued(RISCVTraceEncoderState *te)
  * brought it down to half of it (not just a batch less: a sleep and
  * a wake-up cost microseconds each).  Waiting beats encoding a batch
  * here, which would only make the two threads take turns at te->lock;
- * but a hart in a work item (with the BQL) encodes a batch itself: it
- * may be queueing the stop, which the encoding thread leaves to it.
+ * but a hart that holds the BQL encodes a batch itself: in a work item it
+ * may be queueing the stop, which the encoding thread leaves to it, and
+ * the encoding thread may need the BQL (encode_with_bql).  Traps and
+ * interrupts hold it too (QEMU's CPU loop delivers them with it), so a
+ * hart that traps with the queue full encodes a batch under the BQL.
  */
 static void te_wait_for_room(RISCVTraceEncoderState *te)
 {
@@ -896,7 +903,10 @@ static RISCVTraceRecord *te_consume(void *opaque, RISCVTraceRecord *end,
 
 /*
  * The oldest queued record is a stop, which the thread that queued it
- * encodes (te_stop_on_hart(), right after queueing it).
+ * encodes (te_stop_on_hart(), right after queueing it).  Read without
+ * te->lock: a hart encoding meanwhile (it holds the BQL) may move the
+ * tail and reuse the slot, so the answer may be stale; then the thread
+ * sleeps until the hart's next hand-over, which wakes it.
  */
 static bool te_stop_is_next(RISCVTraceEncoderState *te)
 {
@@ -907,12 +917,9 @@ static bool te_stop_is_next(RISCVTraceEncoderState *te)
 }
 
 /*
- * The encoding thread's share: down to empty or a stop, a few batches at
- * a time (register accesses get te->lock in between).
- */
-/*
- * The encoding thread's locks: te->lock, after the BQL while the filters
- * are on (encode_with_bql can only change with both held).
+ * The encoding thread's locks: te->lock, after the BQL while
+ * encode_with_bql (which can only change with both held).  Returns
+ * whether it took the BQL.
  */
 static bool te_worker_lock(RISCVTraceEncoderState *te)
 {
@@ -933,6 +940,10 @@ static bool te_worker_lock(RISCVTraceEncoderState *te)
     }
 }
 
+/*
+ * The encoding thread's share: down to empty or a stop, a few batches at
+ * a time (register accesses get te->lock in between).
+ */
 static void te_worker_drain(RISCVTraceEncoderState *te)
 {
     bool took = true;
@@ -962,6 +973,8 @@ static void *te_worker(void *opaque)
 {
     RISCVTraceEncoderState *te = opaque;
 
+    /* RCU readers: the sinks' stores, qemu_log() */
+    rcu_register_thread();
     while (!qatomic_read(&te->worker_exit)) {
         qemu_event_reset(&te->work);
         if (te_queued(te) < TE_WAKE_OF(te->queue_len) ||
@@ -971,6 +984,7 @@ static void *te_worker(void *opaque)
         }
         te_worker_drain(te);
     }
+    rcu_unregister_thread();
     return NULL;
 }
 
@@ -1222,7 +1236,8 @@ static void te_runs_on_hart(void *opaque)
 /* After the filter registers changed (the BQL and te->lock are held) */
 static void te_filters_changed(RISCVTraceEncoderState *te)
 {
-    qatomic_set(&te->encode_with_bql, etrace_filter_active(&te->filter));
+    qatomic_set(&te->encode_with_bql,
+                te->sinks_need_bql || etrace_filter_active(&te->filter));
 }
 
 /*
@@ -1597,6 +1612,10 @@ static void te_realize(DeviceState *dev, Error **errp)
         }
         te->sink[i] = RISCV_TRACE_SINK(te->sink_link[i]);
         te->sink_class[i] = RISCV_TRACE_SINK_GET_CLASS(te->sink[i]);
+        if (te->sink_class[i]->needs_bql &&
+            te->sink_class[i]->needs_bql(te->sink[i])) {
+            te->sinks_need_bql = true;
+        }
     }
     if (!is_power_of_2(te->queue_len) || te->queue_len < 4 * TE_BATCH ||
         te->queue_len > 1u << 24) {
@@ -1627,6 +1646,7 @@ static void te_realize(DeviceState *dev, Error **errp)
     etrace_filter_init(&te->filter, &te->params, te_insn_len, te);
 
     qemu_rec_mutex_init(&te->lock);
+    te_filters_changed(te);
     te->vm_change = qemu_add_vm_change_state_handler(te_vm_state_change, te);
     memory_region_init_io(&te->mmio, OBJECT(dev), &te_ops, te,
                           TYPE_RISCV_TRACE_ENCODER, RISCV_TRACE_REG_SIZE);
@@ -1639,9 +1659,18 @@ static void te_unrealize(DeviceState *dev)
 
     if (te->queue) {
         riscv_trace_attach(te->cpu, NULL, NULL);
+        bool bql = bql_locked();
+
         qatomic_set(&te->worker_exit, true);
         qemu_event_set(&te->work);
+        /* it may be waiting for the BQL (encode_with_bql) */
+        if (bql) {
+            bql_unlock();
+        }
         qemu_thread_join(&te->worker);
+        if (bql) {
+            bql_lock();
+        }
         qemu_event_destroy(&te->work);
         qemu_event_destroy(&te->made_room);
         qemu_vfree(te->queue);

@@ -9,7 +9,10 @@
  * packets then carry source IDs (trTeInstFeatures.SrcID/SrcBits).
  * The encoders write from their encoding threads, without the BQL: the
  * sink's lock (s->lock, taken inside an encoder's) keeps each write
- * whole and the registers consistent; chardev writes are thread-safe.
+ * whole and the registers consistent.  Chardev writes serialise on the
+ * chardev's own lock, but only some backends need nothing else (files,
+ * pipes, host serial lines, sockets, null); with others (a mux, a
+ * virtual console) the encoders take the BQL to encode (pib_needs_bql()).
  *
  * Copyright (c) 2026 The rvpa authors
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -23,6 +26,7 @@
 #include "hw/qdev-properties.h"
 #include "hw/qdev-properties-system.h"
 #include "chardev/char-fe.h"
+#include "chardev/char-fd.h"
 #include "migration/vmstate.h"
 #include "riscv_trace.h"
 #include "trace.h"
@@ -37,6 +41,7 @@ struct RISCVTracePibSinkState {
     MemoryRegion mmio;
     CharBackend chr;
     QemuMutex lock;         /* control, bytes, and each write whole */
+    bool writes_need_bql;   /* the backend's, from realize */
     bool start_enabled;     /* property: enabled from reset */
     uint32_t control;
     uint64_t bytes;         /* streamed so far, for tracing */
@@ -73,6 +78,25 @@ static void pib_write(RISCVTraceSink *sink, const uint8_t *buf, size_t len)
 
 static void pib_flush(RISCVTraceSink *sink, uint8_t pad)
 {
+}
+
+static bool pib_needs_bql(RISCVTraceSink *sink)
+{
+    return RISCV_TRACE_PIBSINK(sink)->writes_need_bql;
+}
+
+/*
+ * Backends a thread without the BQL may write to: their write touches
+ * only their file descriptor or socket (a socket's disconnect event goes
+ * to this device's frontend, which has no handlers).  Not a mux (its
+ * other frontends would get events on the encoding thread), not a
+ * virtual console (it draws).
+ */
+static bool pib_backend_needs_bql(Chardev *chr)
+{
+    return chr && !object_dynamic_cast(OBJECT(chr), TYPE_CHARDEV_FD) &&
+           !object_dynamic_cast(OBJECT(chr), TYPE_CHARDEV_SOCKET) &&
+           !object_dynamic_cast(OBJECT(chr), TYPE_CHARDEV_NULL);
 }
 
 static uint64_t pib_read(void *opaque, hwaddr addr, unsigned size)
@@ -143,6 +167,7 @@ static void pib_realize(DeviceState *dev, Error **errp)
     RISCVTracePibSinkState *s = RISCV_TRACE_PIBSINK(dev);
 
     qemu_mutex_init(&s->lock);
+    s->writes_need_bql = pib_backend_needs_bql(qemu_chr_fe_get_driver(&s->chr));
     /* Ready before any encoder's reset, which may start tracing */
     pib_reset(dev);
     memory_region_init_io(&s->mmio, OBJECT(dev), &pib_ops, s,
@@ -179,6 +204,7 @@ static void pib_class_init(ObjectClass *klass, void *data)
     device_class_set_props(dc, pib_properties);
     sc->space = pib_space;
     sc->write = pib_write;
+    sc->needs_bql = pib_needs_bql;
     sc->flush = pib_flush;
 }
 

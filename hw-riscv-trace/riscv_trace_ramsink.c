@@ -79,7 +79,8 @@ struct RISCVTraceRamSinkState {
     /* the registers and the stores: MMIO and the encoders' threads */
     QemuMutex lock;
     uint8_t *sram;
-    bool smem_ok;           /* [start, limit + 3] is RAM, checked at enable */
+    bool smem_ok;           /* [start, limit + 3] is RAM: at enable, and */
+                            /* cleared when a store finds it is not */
     uint8_t pad;            /* the filler of the last flush */
 };
 
@@ -158,7 +159,9 @@ static size_t ram_space_locked(RISCVTraceRamSinkState *s)
 /*
  * Guest memory that is still RAM (checked again at each store: the memory
  * map may have changed since Enable).  Returns false, storing nothing,
- * where it is not.
+ * where it is not.  The store itself skips what is not RAM or ROM by
+ * then (address_space_write_rom() never dispatches to MMIO, which would
+ * take the BQL under the encoder's lock); ROM is ruled out just before.
  */
 static bool ram_store_smem(uint64_t addr, const uint8_t *buf, size_t len)
 {
@@ -172,22 +175,27 @@ static bool ram_store_smem(uint64_t addr, const uint8_t *buf, size_t len)
     if (l < len || !memory_access_is_direct(mr, true, attrs)) {
         return false;
     }
-    address_space_write(&address_space_memory, addr, attrs, buf, len);
+    address_space_write_rom(&address_space_memory, addr, attrs, buf, len);
     return true;
 }
 
-static void ram_store(RISCVTraceRamSinkState *s, uint64_t addr,
+/* False when guest memory stopped being RAM: the sink then takes nothing */
+static bool ram_store(RISCVTraceRamSinkState *s, uint64_t addr,
                       const uint8_t *buf, size_t len)
 {
-    if (ram_smem(s)) {
-        if (!ram_store_smem(addr, buf, len)) {
-            qemu_log_mask(LOG_GUEST_ERROR, "riscv-trace-ramsink: the buffer "
-                          "at 0x%" PRIx64 " is no longer RAM\n", addr);
-            s->smem_ok = false;     /* takes nothing more: trace lost */
+    if (!ram_smem(s)) {
+        if (addr < s->sram_size && len <= s->sram_size - addr) {
+            memcpy(s->sram + addr, buf, len);
         }
-    } else if (addr < s->sram_size && len <= s->sram_size - addr) {
-        memcpy(s->sram + addr, buf, len);
+        return true;
     }
+    if (!ram_store_smem(addr, buf, len)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "riscv-trace-ramsink: the buffer "
+                      "at 0x%" PRIx64 " is no longer RAM\n", addr);
+        s->smem_ok = false;
+        return false;
+    }
+    return true;
 }
 
 static void ram_write_locked(RISCVTraceRamSinkState *s, const uint8_t *buf,
@@ -198,7 +206,9 @@ static void ram_write_locked(RISCVTraceRamSinkState *s, const uint8_t *buf,
     while (len && ram_space_locked(s)) {
         size_t n = MIN(len, end - s->wp);
 
-        ram_store(s, s->wp, buf, n);
+        if (!ram_store(s, s->wp, buf, n)) {
+            break;
+        }
         s->wp += n;
         buf += n;
         len -= n;
