@@ -965,9 +965,9 @@ static void te_worker_drain(RISCVTraceEncoderState *te)
 }
 
 /*
- * The encoding thread: batches of queued records, with te->lock only.
- * The state is read after the reset, so that a hand-over after it wakes
- * the thread and one before it is seen.
+ * The encoding thread: batches of queued records, with te->lock (see
+ * te_worker_lock()).  The state is read after the reset, so that a
+ * hand-over after it wakes the thread and one before it is seen.
  */
 static void *te_worker(void *opaque)
 {
