@@ -996,7 +996,8 @@ static size_t random_records(ETracePackedBlock *pb, size_t max, bool runs,
 static GByteArray *encode_records(const NTraceParams *np,
                                   const NTraceOptions *o,
                                   const ETracePackedBlock *pb, size_t n,
-                                  bool packed, uint64_t seed)
+                                  bool packed, uint64_t seed,
+                                  NTraceStats *stats)
 {
     ETraceParams ep;
     Out out = { g_byte_array_new() };
@@ -1027,6 +1028,7 @@ static GByteArray *encode_records(const NTraceParams *np,
         }
     }
     ntrace_encoder_stop(e);
+    ntrace_encoder_stats(e, stats);
     ntrace_encoder_free(e);
     return out.bytes;
 }
@@ -1043,6 +1045,9 @@ static void test_packed(void)
         { NTRACE_MODE_BTM, ETRACE_IR_CALL_COUNTER, 0, 0, true, false },
         { NTRACE_MODE_HTM, 0, 0, 0, true, true },
         { NTRACE_MODE_BTM, 0, ETRACE_SYNC_HALFWORDS, 0, false, false },
+        { NTRACE_MODE_BTM, 0, ETRACE_SYNC_PACKETS, 0, false, false },
+        { NTRACE_MODE_BTM, ETRACE_IR_RETURN_STACK, ETRACE_SYNC_CYCLES, 0,
+          false, false },
         { NTRACE_MODE_HTM, 0, ETRACE_SYNC_PACKETS, 0, false, false },
         { NTRACE_MODE_BTM, 0, 0, 2, false, true },
     };
@@ -1059,14 +1064,16 @@ static void test_packed(void)
         };
         size_t n = random_records(pb, N, cfg[i].mode == NTRACE_MODE_HTM,
                                   i + 1);
+        NTraceStats st_slow, st_fast;
         g_autoptr(GByteArray) slow = encode_records(&np, &o, pb, n, false,
-                                                    i);
+                                                    i, &st_slow);
         g_autoptr(GByteArray) fast = encode_records(&np, &o, pb, n, true,
-                                                    i);
+                                                    i, &st_fast);
 
         g_test_message("configuration %u: %u bytes", i, slow->len);
         g_assert_cmpuint(slow->len, >, n / 8);
         g_assert_cmpmem(fast->data, fast->len, slow->data, slow->len);
+        g_assert_cmpmem(&st_fast, sizeof(st_fast), &st_slow, sizeof(st_slow));
     }
     g_free(pb);
 }

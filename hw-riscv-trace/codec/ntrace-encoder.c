@@ -756,6 +756,87 @@ static inline void take_quiet(NTraceEncoder *e, uint64_t iaddr,
     }
 }
 
+/*
+ * BTM's commonest stretch: quiet branch blocks in a row, each taken one
+ * a DirectBranch at the next block, in one loop with the state it
+ * changes in locals: take_quiet() block after block, for as long as
+ * nothing else can happen (no sync due or made due, no repeat mode or
+ * SRC, no return to check, I-CNT far from full).  Returns the index of
+ * the first block not taken.
+ */
+static size_t btm_branch_run(NTraceEncoder *e, const ETracePackedBlock *pb,
+                             size_t i, size_t n, unsigned priv_mask,
+                             uint64_t context, uint64_t stop_mask)
+{
+    uint64_t icnt = e->icnt, sync_units = e->sync_units;
+    uint64_t halfwords = 0, insns = 0, last_info = 0;
+    bool direct = e->pending == NTRACE_PENDING_DIRECT;
+    unsigned sync_shift = e->o.sync_max + 4, sync_mode = e->o.sync_mode;
+    /* quiet_packed(), with what does not change here in locals */
+    uint64_t mask = ETRACE_PB_PLAIN | ETRACE_PB_RUN |
+                    (uint64_t)priv_mask << ETRACE_PB_PRIV_SHIFT;
+    uint64_t want = ETRACE_PB_PLAIN |
+                    (uint64_t)e->priv << ETRACE_PB_PRIV_SHIFT;
+    size_t first = i;
+
+    if (htm(e) || e->sync_due || e->o.repeat || e->p.src_bits ||
+        e->ret_check || e->bcnt || e->hrepeat || !e->synced ||
+        context != e->context || (e->priv & ~priv_mask) ||
+        (e->pending != NTRACE_PENDING_NONE && !direct)) {
+        return i;
+    }
+    for (; i < n; i++) {
+        uint64_t info = pb[i].info;
+        unsigned itype = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4);
+        unsigned iretire = pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16);
+        unsigned ninsns = pb_field(info, ETRACE_PB_NINSNS_SHIFT, 16);
+
+        if ((i && (info & stop_mask)) || (info & mask) != want ||
+            !iretire ||
+            (itype != RISCV_ITYPE_NOT_TAKEN_BRANCH &&
+             itype != RISCV_ITYPE_TAKEN_BRANCH) ||
+            icnt + iretire > NTRACE_ICNT_MAX) {
+            break;
+        }
+        if (direct) {
+            e->icnt = icnt;         /* for emit_direct_branch()'s count */
+            e->sync_units = sync_units;
+            emit_direct_branch(e, icnt);
+            sync_units = e->sync_units;
+            icnt = 0;
+        }
+        icnt += iretire;
+        halfwords += iretire;
+        insns += ninsns;
+        if (sync_mode == ETRACE_SYNC_CYCLES) {
+            sync_units += ninsns;
+        } else if (sync_mode == ETRACE_SYNC_HALFWORDS) {
+            sync_units += iretire;
+        }
+        direct = itype == RISCV_ITYPE_TAKEN_BRANCH;
+        last_info = info;
+        if (sync_mode != ETRACE_SYNC_OFF && sync_units >> sync_shift) {
+            e->sync_due = true;
+            i++;
+            break;
+        }
+    }
+    if (i > first) {
+        unsigned iretire = pb_field(last_info, ETRACE_PB_IRETIRE_SHIFT, 16);
+
+        e->icnt = icnt;
+        e->sync_units = sync_units;
+        e->pending = direct ? NTRACE_PENDING_DIRECT : NTRACE_PENDING_NONE;
+        e->stats.halfwords += halfwords;
+        e->stats.instructions += insns;
+        e->last_len = 2 << pb_field(last_info, ETRACE_PB_ILASTSIZE_SHIFT, 1);
+        e->last_insn = (pb[i - 1].iaddr & e->addr_mask) +
+                       2 * (uint64_t)iretire - e->last_len;
+        e->last_valid = true;
+    }
+    return i;
+}
+
 size_t ntrace_encoder_packed(NTraceEncoder *e, const ETraceParams *ep,
                              const ETracePackedBlock *pb, size_t n,
                              uint64_t context, uint64_t stop_mask)
@@ -769,6 +850,16 @@ size_t ntrace_encoder_packed(NTraceEncoder *e, const ETraceParams *ep,
 
         if (i && (info & stop_mask)) {
             return i;
+        }
+        if (e->tracing && !htm(e)) {
+            i = btm_branch_run(e, pb, i, n, priv_mask, context, stop_mask);
+            if (i == n) {
+                break;
+            }
+            info = pb[i].info;
+            if (i && (info & stop_mask)) {
+                return i;
+            }
         }
         if (e->tracing && quiet_packed(e, info, priv_mask, context)) {
             take_quiet(e, pb[i].iaddr, info);
