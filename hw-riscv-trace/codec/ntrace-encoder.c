@@ -799,8 +799,7 @@ static size_t btm_branch_run(NTraceEncoder *e, const ETracePackedBlock *pb,
             break;
         }
         if (direct) {
-            e->icnt = icnt;         /* for emit_direct_branch()'s count */
-            e->sync_units = sync_units;
+            e->sync_units = sync_units;     /* it counts the message */
             emit_direct_branch(e, icnt);
             sync_units = e->sync_units;
             icnt = 0;
