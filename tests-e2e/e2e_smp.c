@@ -36,6 +36,8 @@ static volatile unsigned long worked[HARTS]    /* polled with poll=1 */
     __attribute__((section(".data")));
 static volatile unsigned long polls            /* hart 1's reads so far */
     __attribute__((section(".data")));
+static volatile unsigned long tracing[HARTS]   /* its trace has started */
+    __attribute__((section(".data")));
 #define POLL_READS  2000
 static volatile unsigned long fdt_ready        /* polled by the others */
     __attribute__((section(".data")));
@@ -116,6 +118,9 @@ static unsigned long poll_hart0(void)
 {
     unsigned long reads = 0, idle = 0;
 
+    while (!tracing[0]) {
+        asm volatile("fence" : : : "memory");
+    }
     while (!worked[0]) {
         idle += !(tr_read(TR_ENC(0), TR_CONTROL) & TE_INST_TRACING);
         (void)tr_read(TR_SINK(0), RAM_WP_LOW);
@@ -145,6 +150,8 @@ static void __attribute__((used)) smp_main(unsigned long hart,
     ram = rv_arg("trace=") != NULL;
     if (ram) {
         e2e_trace_start(hart, hart_buffer(hart), BUF_SIZE);
+        asm volatile("fence" : : : "memory");
+        tracing[hart] = 1;
     }
     result = work(hart);
     /* with poll=1, traced work until hart 1 has read enough */
