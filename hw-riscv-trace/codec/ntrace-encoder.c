@@ -568,24 +568,42 @@ static void send_end(NTraceEncoder *e)
 }
 
 /* Statistics, and the units periodic sync counts. */
+/* The periodic sync's units of a block (instructions or half-words) */
+static inline unsigned sync_units_of(unsigned sync_mode, unsigned ninsns,
+                                     unsigned iretire)
+{
+    return sync_mode == ETRACE_SYNC_CYCLES ? ninsns :
+           sync_mode == ETRACE_SYNC_HALFWORDS ? iretire : 0;
+}
+
+/* With units counted since the last sync, a periodic sync is due. */
+static inline bool sync_period_over(unsigned sync_mode, unsigned sync_max,
+                                    uint64_t units)
+{
+    return sync_mode != ETRACE_SYNC_OFF && units >> (sync_max + 4);
+}
+
 static inline void count_units(NTraceEncoder *e, const ETraceBlock *b)
 {
     e->stats.halfwords += b->iretire;
     e->stats.instructions += b->ninsns;
-    if (e->o.sync_mode == ETRACE_SYNC_CYCLES) {
-        e->sync_units += b->ninsns;
-    } else if (e->o.sync_mode == ETRACE_SYNC_HALFWORDS) {
-        e->sync_units += b->iretire;
-    }
+    e->sync_units += sync_units_of(e->o.sync_mode, b->ninsns, b->iretire);
+}
+
+/* The last instruction of a block at iaddr, of iretire half-words */
+static inline void set_last_insn(NTraceEncoder *e, uint64_t iaddr,
+                                 unsigned iretire, bool ilastsize)
+{
+    e->last_len = 2 << ilastsize;
+    e->last_insn = iaddr + 2 * (uint64_t)iretire - e->last_len;
+    e->last_valid = true;
 }
 
 /* The block's own instructions (iretire > 0). */
 static inline void account_insns(NTraceEncoder *e, const ETraceBlock *b)
 {
     add_icnt(e, b->iretire);
-    e->last_len = 2 << b->ilastsize;
-    e->last_insn = b->iaddr + 2 * (uint64_t)b->iretire - e->last_len;
-    e->last_valid = true;
+    set_last_insn(e, b->iaddr, b->iretire, b->ilastsize);
     count_units(e, b);
 }
 
@@ -694,8 +712,7 @@ void ntrace_encoder_block(NTraceEncoder *e, const ETraceBlock *b)
         }
     }
     account(e, b);
-    if (e->o.sync_mode != ETRACE_SYNC_OFF &&
-        e->sync_units >> (e->o.sync_max + 4)) {
+    if (sync_period_over(e->o.sync_mode, e->o.sync_max, e->sync_units)) {
         e->sync_due = true;
     }
 }
@@ -750,8 +767,7 @@ static inline void take_quiet(NTraceEncoder *e, uint64_t iaddr,
     } else {
         account(e, &b);
     }
-    if (e->o.sync_mode != ETRACE_SYNC_OFF &&
-        e->sync_units >> (e->o.sync_max + 4)) {
+    if (sync_period_over(e->o.sync_mode, e->o.sync_max, e->sync_units)) {
         e->sync_due = true;
     }
 }
@@ -771,7 +787,7 @@ static size_t btm_branch_run(NTraceEncoder *e, const ETracePackedBlock *pb,
     uint64_t icnt = e->icnt, sync_units = e->sync_units;
     uint64_t halfwords = 0, insns = 0, last_info = 0;
     bool direct = e->pending == NTRACE_PENDING_DIRECT;
-    unsigned sync_shift = e->o.sync_max + 4, sync_mode = e->o.sync_mode;
+    unsigned sync_mode = e->o.sync_mode, sync_max = e->o.sync_max;
     /* quiet_packed(), with what does not change here in locals */
     uint64_t mask = ETRACE_PB_PLAIN | ETRACE_PB_RUN |
                     (uint64_t)priv_mask << ETRACE_PB_PRIV_SHIFT;
@@ -807,31 +823,24 @@ static size_t btm_branch_run(NTraceEncoder *e, const ETracePackedBlock *pb,
         icnt += iretire;
         halfwords += iretire;
         insns += ninsns;
-        if (sync_mode == ETRACE_SYNC_CYCLES) {
-            sync_units += ninsns;
-        } else if (sync_mode == ETRACE_SYNC_HALFWORDS) {
-            sync_units += iretire;
-        }
+        sync_units += sync_units_of(sync_mode, ninsns, iretire);
         direct = itype == RISCV_ITYPE_TAKEN_BRANCH;
         last_info = info;
-        if (sync_mode != ETRACE_SYNC_OFF && sync_units >> sync_shift) {
+        if (sync_period_over(sync_mode, sync_max, sync_units)) {
             e->sync_due = true;
             i++;
             break;
         }
     }
     if (i > first) {
-        unsigned iretire = pb_field(last_info, ETRACE_PB_IRETIRE_SHIFT, 16);
-
         e->icnt = icnt;
         e->sync_units = sync_units;
         e->pending = direct ? NTRACE_PENDING_DIRECT : NTRACE_PENDING_NONE;
         e->stats.halfwords += halfwords;
         e->stats.instructions += insns;
-        e->last_len = 2 << pb_field(last_info, ETRACE_PB_ILASTSIZE_SHIFT, 1);
-        e->last_insn = (pb[i - 1].iaddr & e->addr_mask) +
-                       2 * (uint64_t)iretire - e->last_len;
-        e->last_valid = true;
+        set_last_insn(e, pb[i - 1].iaddr & e->addr_mask,
+                      pb_field(last_info, ETRACE_PB_IRETIRE_SHIFT, 16),
+                      pb_field(last_info, ETRACE_PB_ILASTSIZE_SHIFT, 1));
     }
     return i;
 }
