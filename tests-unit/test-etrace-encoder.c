@@ -1475,7 +1475,8 @@ static unsigned pack_block(const ETraceParams *p, const ETraceBlock *b,
     if (trap) {
         pb[1] = (ETracePackedBlock) { .cause = b->cause, .tval = b->tval };
     }
-    if (b->iretire && b->ninsns && !trap && g_rand_int(r) % 4) {
+    if (b->iretire > b->ilastsize && b->ninsns && !trap &&
+        g_rand_int(r) % 4) {
         pb->info |= ETRACE_PB_PLAIN;
     }
     if (g_rand_int(r) % 8 == 0) {

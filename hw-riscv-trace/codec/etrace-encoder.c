@@ -858,14 +858,20 @@ static inline bool single_insn(uint64_t iretire, bool ilastsize)
 }
 
 /* The address of the last instruction of a block at iaddr. */
-static inline uint64_t last_insn_addr(const ETraceEncoder *e, uint64_t iaddr,
-                                      uint64_t iretire, bool ilastsize)
+static inline uint64_t insn_addr_in(uint64_t addr_mask, uint64_t iaddr,
+                                    uint64_t iretire, bool ilastsize)
 {
     unsigned size = ilastsize ? 4 : 2;
     uint64_t bytes = iretire * 2;
 
-    return ((iaddr & e->addr_mask) + (bytes > size ? bytes - size : 0)) &
-           e->addr_mask;
+    return ((iaddr & addr_mask) + (bytes > size ? bytes - size : 0)) &
+           addr_mask;
+}
+
+static inline uint64_t last_insn_addr(const ETraceEncoder *e, uint64_t iaddr,
+                                      uint64_t iretire, bool ilastsize)
+{
+    return insn_addr_in(e->addr_mask, iaddr, iretire, ilastsize);
 }
 
 /* The address of the pending block's last instruction. */
@@ -1718,44 +1724,74 @@ static inline unsigned packed_action(const ETraceEncoder *e, uint64_t info)
                   (info >> (ETRACE_PB_SIJUMP_SHIFT - 4) & ACT_SIJUMP)];
 }
 
-/* pending_addr() of a packed block: the address of its last instruction */
-static inline uint64_t packed_last_addr(const ETraceEncoder *e,
-                                        const ETracePackedBlock *pb)
+/*
+ * The predictor as a quiet run uses it, in locals (the stores to its
+ * bytes could alias any field of e, which the compiler would then load
+ * again after each), with the entry of the pending branch found as its
+ * block is read.  mask is bpred_mask cut to the address's width:
+ * ((a & addr_mask) >> lsb) & bpred_mask is (a >> lsb) & mask, so the
+ * last instruction's address needs no masking.
+ */
+typedef struct QuietPredictor {
+    uint8_t *table;
+    uint64_t mask;
+    unsigned lsb;
+} QuietPredictor;
+
+static inline uint8_t *quiet_entry(const QuietPredictor *qp, uint64_t iaddr,
+                                   uint64_t info)
 {
-    return last_insn_addr(e, pb->iaddr,
-                          pb_field(pb->info, ETRACE_PB_IRETIRE_SHIFT, 16),
-                          pb->info & ETRACE_PB_ILASTSIZE);
+    /* iretire * 2 - (ilastsize ? 4 : 2): a plain block's last instruction */
+    uint64_t offset = (info & 0xffff) * 2 - 2 -
+                      (info >> (ETRACE_PB_ILASTSIZE_SHIFT - 1) & 2);
+
+    return &qp->table[((iaddr + offset) >> qp->lsb) & qp->mask];
 }
 
 /*
- * predict_branch() and add_branch() for the quiet run's pending branch
- * at addr, unless quiet_step() would then send the map or the count:
- * false, with nothing changed.  cur_mispredicted is left as it is: each
- * path that reads it after the run sets it first (report_pending(),
+ * predict_branch() and add_branch() for the quiet run's pending branch,
+ * whose predictor entry is entry, unless quiet_step() would then send the
+ * map or the count: false, with nothing changed.  That can only be when
+ * it is the 31st branch or later.  cur_mispredicted is left as it is:
+ * each path that reads it after the run sets it first (report_pending(),
  * evaluate(), predict_branch()).
  */
 static inline __attribute__((always_inline))
-bool quiet_predicted_branch(ETraceEncoder *e, uint64_t addr, bool taken,
-                            uint64_t *branches, uint64_t *pbc,
-                            uint32_t *map)
+bool quiet_predicted_branch(uint8_t *entry, bool taken, uint64_t *branches,
+                            uint64_t *pbc, uint32_t *map)
 {
-    unsigned k = etrace_table_index(&e->p, e->bpred_mask, addr);
-    uint8_t state = e->bpred[k];
+    uint8_t state = *entry;
     bool hit = etrace_bpred_taken(state) == taken;
-    uint64_t next_pbc = *pbc + (hit && *pbc == *branches);
-    uint64_t next_branches = *branches + 1;
+    uint64_t next_pbc = *pbc + (hit & (*pbc == *branches));
 
-    if (next_branches >= MAX_MAP_BRANCHES &&
-        (count_full(next_pbc) || map_due(next_branches, next_pbc, !hit))) {
+    if (unlikely(*branches >= MAX_MAP_BRANCHES - 1) &&
+        (count_full(next_pbc) || map_due(*branches + 1, next_pbc, !hit))) {
         return false;
     }
-    e->bpred[k] = etrace_bpred_next(state, taken);
     if (*branches < MAX_MAP_BRANCHES) {
         *map |= (uint32_t)!taken << *branches;
     }
-    *branches = next_branches;
+    *entry = etrace_bpred_next(state, taken);
+    *branches += 1;
     *pbc = next_pbc;
     return true;
+}
+
+/*
+ * A quiet run adds up its blocks' iretire (bits 0-31) and ninsns (bits
+ * 32-63) in one word; QUIET_RUN_MAX blocks of at most 0xffff each fit.
+ */
+#define QUIET_RUN_MAX       0x10000
+
+static inline uint64_t quiet_units(uint64_t info)
+{
+    return (info & 0xffff) | (info & 0xffff0000) << 16;
+}
+
+/* What count has to go to reach end, or 0 */
+static inline uint64_t units_left(uint64_t count, uint64_t end)
+{
+    return count < end ? end - count : 0;
 }
 
 static inline __attribute__((always_inline))
@@ -1763,51 +1799,61 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
                  size_t n, uint64_t context, uint64_t stop_mask,
                  bool count_units, bool bpred)
 {
-    unsigned act = e->pending_act, itype = e->pending.itype;
-    uint64_t branches = e->branches, halfwords = e->halfwords;
-    uint64_t instructions = e->instructions, pbc = e->pbc;
+    const ETracePackedBlock *p = &pb[i], *first = p;
+    const ETracePackedBlock *end = &pb[n - i > QUIET_RUN_MAX ?
+                                       i + QUIET_RUN_MAX : n];
+    unsigned act = e->pending_act;
+    bool taken = e->pending.itype == RISCV_ITYPE_TAKEN_BRANCH;
+    uint64_t branches = e->branches, pbc = e->pbc, units = 0;
     uint64_t mask = e->packed_mask | ETRACE_PB_PLAIN | ETRACE_PB_RUN |
                     stop_mask;
     uint64_t want = e->packed_want | ETRACE_PB_PLAIN;
-    uint64_t halfwords_end = UINT64_MAX, instructions_end = UINT64_MAX;
+    /* iretire and ninsns still to go before a resync could be due */
+    uint64_t halfwords_left = UINT32_MAX, instructions_left = UINT32_MAX;
     uint32_t map = e->branch_map;
-    size_t first = i;
+    QuietPredictor qp = {
+        .table = e->bpred, .lsb = e->p.iaddress_lsb_p,
+        .mask = e->bpred_mask & (e->addr_mask >> e->p.iaddress_lsb_p),
+    };
+    uint8_t *entry = NULL;
 
     if (e->resync_units == &e->halfwords) {
-        halfwords_end = e->resync_fast_end;
+        halfwords_left = units_left(e->halfwords, e->resync_fast_end);
     } else if (e->resync_units == &e->instructions) {
-        instructions_end = e->resync_fast_end;
+        instructions_left = units_left(e->instructions, e->resync_fast_end);
     }
-    for (; i < n; i++) {
-        uint64_t info = pb[i].info;
+    if (bpred && (act & ACT_BRANCH)) {
+        entry = &qp.table[(pending_addr(e) >> qp.lsb) & qp.mask];
+    }
+    for (; p < end; p++) {
+        uint64_t info = p->info;
 
         /* the producer wrote them on another core: ask for them early */
-        __builtin_prefetch(&pb[i + QUIET_PREFETCH]);
+        __builtin_prefetch(p + QUIET_PREFETCH);
         /* (act is 0 or ACT_BRANCH, 1, below: add it, do not test it) */
         if ((info & mask) != want || (act & ~ACT_BRANCH) ||
             (!bpred && branches + act >= MAX_MAP_BRANCHES) ||
-            (count_units && (halfwords >= halfwords_end ||
-                             instructions >= instructions_end))) {
+            (count_units && ((uint32_t)units >= halfwords_left ||
+                             units >> 32 >= instructions_left))) {
             break;
         }
         if (!bpred) {
-            map |= (uint32_t)(act & (itype != RISCV_ITYPE_TAKEN_BRANCH)) <<
-                   branches;
+            map |= (uint32_t)(act & !taken) << branches;
             branches += act;
         } else if (act &&
-                   !quiet_predicted_branch(e, i > first ?
-                                           packed_last_addr(e, &pb[i - 1]) :
-                                           pending_addr(e),
-                                           itype == RISCV_ITYPE_TAKEN_BRANCH,
-                                           &branches, &pbc, &map)) {
+                   !quiet_predicted_branch(entry, taken, &branches, &pbc,
+                                           &map)) {
             break;
         }
-        itype = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4);
+        taken = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4) ==
+                RISCV_ITYPE_TAKEN_BRANCH;
         act = packed_action(e, info);
-        halfwords += pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16);
-        instructions += pb_field(info, ETRACE_PB_NINSNS_SHIFT, 16);
+        if (bpred && act) {
+            entry = quiet_entry(&qp, p->iaddr, info);
+        }
+        units += quiet_units(info);
     }
-    if (i > first) {
+    if (p > first) {
         if (branches != e->branches) {
             e->branch_since_ret = true;
         }
@@ -1815,12 +1861,13 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
         e->branch_map = map;
         e->pbc = pbc;
         e->prev_implicit_ret = false;
-        store_packed(e, pb[i - 1].iaddr, pb[i - 1].info, context);
-        /* store_packed() counted the last block: the run counted them all */
-        e->halfwords = halfwords;
-        e->instructions = instructions;
+        /* store_packed() counts the last block: the run counts them all */
+        units -= quiet_units(p[-1].info);
+        store_packed(e, p[-1].iaddr, p[-1].info, context);
+        e->halfwords += (uint32_t)units;
+        e->instructions += units >> 32;
     }
-    return i;
+    return p - pb;
 }
 
 _Static_assert(ETRACE_PB_SIJUMP_SHIFT >= 4 && ACT_SIJUMP == 16,

@@ -50,8 +50,9 @@ typedef union ETracePackedBlock {
 #define ETRACE_PB_SIJUMP            (UINT64_C(1) << ETRACE_PB_SIJUMP_SHIFT)
 /*
  * A promise that lets the encoder skip checks on the blocks that make no
- * packet: iretire and ninsns are not 0 and itype is neither 1 nor 2.  A
- * block without it is encoded the same, only slower.
+ * packet: iretire and ninsns are not 0, iretire holds the last
+ * instruction (ilastsize: 2 half-words or more) and itype is neither 1
+ * nor 2.  A block without it is encoded the same, only slower.
  */
 #define ETRACE_PB_PLAIN             (UINT64_C(1) << 41)
 /*
