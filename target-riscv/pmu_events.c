@@ -18,6 +18,7 @@
  */
 
 #include "qemu/osdep.h"
+#include "qemu/main-loop.h"
 #include "cpu.h"
 #include "pmu.h"
 #include "pmu_events.h"
@@ -284,20 +285,38 @@ RISCVException riscv_sspesa_write(CPURISCVState *env, int csrno,
 }
 
 /*
+ * Of the counters that wrap together in one fold, the lowest that may
+ * sample does; LCOFIP is read before the first sets it.
+ */
+typedef struct PMUWraps {
+    bool sampled;       /* a counter sampled */
+    bool read;          /* lcofip_was holds LCOFIP */
+    bool lcofip_was;
+} PMUWraps;
+
+/*
  * Counter i wrapped: Sscofpmf's OF and LCOFI request, if OF was clear.
- * Of the counters that wrap together, the lowest that may sample does:
- * *sampled says whether one did, lcofip_was is LCOFIP before them all.
+ * With the BQL: other threads (the main loop's timers) write mip and
+ * QEMU's own counters' OF bits.
  */
 static void pmu_counter_wrapped(CPURISCVState *env, unsigned i,
-                                bool lcofip_was, bool *sampled)
+                                PMUWraps *w)
 {
     trace_riscv_pmu_events_wrap(i, env->pmu_ev.sample_pc);
-    if (!riscv_cpu_cfg(env)->ext_sscofpmf ||
-        !pmu_hpmevent_set_of_if_clear(env, i)) {
+    if (!riscv_cpu_cfg(env)->ext_sscofpmf) {
         return;
     }
-    if (!*sampled) {
-        *sampled = sspesa_sample(env, i, env->pmu_ev.sample_pc, lcofip_was);
+    BQL_LOCK_GUARD();
+    if (!w->read) {
+        w->lcofip_was = env->mip & MIP_LCOFIP;
+        w->read = true;
+    }
+    if (!pmu_hpmevent_set_of_if_clear(env, i)) {
+        return;
+    }
+    if (!w->sampled) {
+        w->sampled = sspesa_sample(env, i, env->pmu_ev.sample_pc,
+                                   w->lcofip_was);
     }
     riscv_cpu_update_mip(env, MIP_LCOFIP, BOOL_TO_MASK(1));
 }
@@ -311,7 +330,7 @@ void riscv_pmu_events_fold(CPURISCVState *env)
 {
     RISCVPMUEvents *ev = &env->pmu_ev;
     uint64_t events[RISCV_PMU_NCLASSES];
-    bool lcofip_was = env->mip & MIP_LCOFIP, sampled = false;
+    PMUWraps wraps = { 0 };
     bool any = false;
 
     for (int c = 0; c < RISCV_PMU_NCLASSES; c++) {
@@ -346,7 +365,7 @@ void riscv_pmu_events_fold(CPURISCVState *env)
         old = pmu_counter_get(env, i);
         pmu_counter_set(env, i, old + n);
         if (old + n < old) {
-            pmu_counter_wrapped(env, i, lcofip_was, &sampled);
+            pmu_counter_wrapped(env, i, &wraps);
         }
     }
 }
@@ -586,7 +605,7 @@ uint32_t riscv_pmu_events_counters_of(CPURISCVState *env, uint32_t classes)
  */
 void riscv_pmu_events_count_other(CPURISCVState *env, uint64_t event)
 {
-    bool lcofip_was = env->mip & MIP_LCOFIP, sampled = false;
+    PMUWraps wraps = { 0 };
 
     for (unsigned i = 3; i < RV_MAX_MHPMCOUNTERS; i++) {
         uint64_t sel = pmu_mhpmevent(env, i), val;
@@ -600,7 +619,7 @@ void riscv_pmu_events_count_other(CPURISCVState *env, uint64_t event)
         val = pmu_counter_get(env, i) + 1;
         pmu_counter_set(env, i, val);
         if (!val) {
-            pmu_counter_wrapped(env, i, lcofip_was, &sampled);
+            pmu_counter_wrapped(env, i, &wraps);
         }
     }
 }
