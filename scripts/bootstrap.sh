@@ -4,6 +4,9 @@
 # and everything else, and run the demo.  Idempotent and incremental.
 #
 #   scripts/bootstrap.sh [--tarball qemu-10.0.x.tar.xz] [--no-demo]
+#
+# --no-demo (scripts/run-tests.sh) builds, instead of running the demo,
+# the QEMU with ThreadSanitizer that the test 'tsan' runs.
 set -euo pipefail
 
 . "$(dirname "$0")/lib.sh"
@@ -37,4 +40,8 @@ step "build QEMU (qemu/build) and the project (build)" \
     ninja -C "$RVPA_BUILD" qemu.stamp all
 if [ $demo = 1 ]; then
     "$RVPA_ROOT/scripts/demo.sh"
+else
+    # for the test 'tsan' (scripts/test-tsan.sh), built before the tests run
+    step "QEMU with ThreadSanitizer (build/qemu-tsan)" \
+        "$RVPA_ROOT/scripts/build-qemu.sh" --tsan
 fi
