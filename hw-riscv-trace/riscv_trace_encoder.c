@@ -527,7 +527,7 @@ static void te_data_packed(RISCVTraceEncoderState *te,
             if (iretire) {
                 te_data_feed(te, rec[i].iaddr, iretire,
                              extract64(info, ETRACE_PB_PRIV_SHIFT, 3) &
-                             (BIT(te->params.privilege_width_p) - 1),
+                             etrace_priv_mask(&te->params),
                              te->dseq_fed);
             }
             return;

@@ -1400,12 +1400,6 @@ static uint64_t addr_mask_of(const ETraceParams *p)
            (UINT64_C(1) << p->iaddress_width_p) - 1;
 }
 
-/* The privilege bits of a packed block that privilege_width_p keeps. */
-static unsigned priv_mask_of(const ETraceParams *p)
-{
-    return (1u << (p->privilege_width_p < 3 ? p->privilege_width_p : 3)) - 1;
-}
-
 ETraceEncoder *etrace_encoder_new(const ETraceParams *p,
                                   ETraceEmitFn *emit, void *opaque)
 {
@@ -1423,7 +1417,7 @@ ETraceEncoder *etrace_encoder_new(const ETraceParams *p,
     e->opaque = opaque;
     e->addr_mask = addr_mask_of(p);
     e->ctype_mask = p->context_width_p ? 3 : 0;
-    e->priv_mask = priv_mask_of(p);
+    e->priv_mask = etrace_priv_mask(p);
     e->bpred_mask = etrace_table_mask(p->bpred_size_p);
     e->jtc_mask = etrace_table_mask(p->cache_size_p);
     e->fast_allowed = true;
@@ -1587,7 +1581,7 @@ void etrace_packed_to_block(const ETraceParams *p,
                             const ETracePackedBlock *pb, uint64_t context,
                             unsigned ctype, ETraceBlock *b)
 {
-    unpack_block(addr_mask_of(p), priv_mask_of(p), pb, context, ctype, b);
+    unpack_block(addr_mask_of(p), etrace_priv_mask(p), pb, context, ctype, b);
 }
 
 /* plain_block() for a packed block (not the first with a ctype) */

@@ -849,8 +849,7 @@ size_t ntrace_encoder_packed(NTraceEncoder *e, const ETraceParams *ep,
                              const ETracePackedBlock *pb, size_t n,
                              uint64_t context, uint64_t stop_mask)
 {
-    unsigned priv_mask = (1u << (ep->privilege_width_p < 3 ?
-                                 ep->privilege_width_p : 3)) - 1;
+    unsigned priv_mask = etrace_priv_mask(ep);
 
     for (size_t i = 0; i < n; i++) {
         uint64_t info = pb[i].info;

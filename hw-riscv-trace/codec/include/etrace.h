@@ -47,6 +47,15 @@ typedef struct ETraceParams {
 } ETraceParams;
 
 /*
+ * The privilege bits of a packed block's info (ETRACE_PB_PRIV_SHIFT) that
+ * privilege_width_p keeps.
+ */
+static inline unsigned etrace_priv_mask(const ETraceParams *p)
+{
+    return (1u << (p->privilege_width_p < 3 ? p->privilege_width_p : 3)) - 1;
+}
+
+/*
  * Defaults used by QEMU's encoder for a hart of this XLEN (32 or 64):
  *   arch 1.1, iaddress_width_p = xlen, iaddress_lsb_p 1,
  *   ecause_width_p 6: every cause QEMU raises fits (exceptions 0..23,
