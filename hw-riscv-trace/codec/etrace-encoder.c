@@ -148,7 +148,12 @@ struct ETraceEncoder {
     ETraceCallStack calls;  /* return addresses with the return stack */
     uint64_t *ras;          /* its entries, 2^return_stack_size_p */
     uint8_t *bpred;         /* 2-bit counters, 2^bpred_size_p */
-    uint32_t bpred_mask;    /* etrace_table_mask(bpred_size_p) */
+    /*
+     * etrace_table_mask(bpred_size_p), cut to the address's width: the
+     * same index for a masked address, and the right one for an address
+     * not yet masked (quiet_run())
+     */
+    uint32_t bpred_mask;
     uint64_t pbc;           /* leading correctly predicted branches */
     uint64_t addr_mask;
 
@@ -1418,7 +1423,8 @@ ETraceEncoder *etrace_encoder_new(const ETraceParams *p,
     e->addr_mask = addr_mask_of(p);
     e->ctype_mask = p->context_width_p ? 3 : 0;
     e->priv_mask = etrace_priv_mask(p);
-    e->bpred_mask = etrace_table_mask(p->bpred_size_p);
+    e->bpred_mask = etrace_table_mask(p->bpred_size_p) &
+                    (e->addr_mask >> p->iaddress_lsb_p);
     e->jtc_mask = etrace_table_mask(p->cache_size_p);
     e->fast_allowed = true;
     e->resync_units = &no_units;
@@ -1722,9 +1728,9 @@ static inline unsigned packed_action(const ETraceEncoder *e, uint64_t info)
  * The predictor as a quiet run uses it, in locals (the stores to its
  * bytes could alias any field of e, which the compiler would then load
  * again after each), with the entry of the pending branch found as its
- * block is read.  mask is bpred_mask cut to the address's width:
- * ((a & addr_mask) >> lsb) & bpred_mask is (a >> lsb) & mask, so the
- * last instruction's address needs no masking.
+ * block is read.  bpred_mask is cut to the address's width:
+ * ((a & addr_mask) >> lsb) & bpred_mask is (a >> lsb) & bpred_mask, so
+ * the last instruction's address needs no masking.
  */
 typedef struct QuietPredictor {
     uint8_t *table;
@@ -1799,6 +1805,7 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
     unsigned act = e->pending_act;
     bool taken = e->pending.itype == RISCV_ITYPE_TAKEN_BRANCH;
     uint64_t branches = e->branches, pbc = e->pbc, units = 0;
+    uint64_t halfwords = e->halfwords, instructions = e->instructions;
     uint64_t mask = e->packed_mask | ETRACE_PB_PLAIN | ETRACE_PB_RUN |
                     stop_mask;
     uint64_t want = e->packed_want | ETRACE_PB_PLAIN;
@@ -1807,14 +1814,14 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
     uint32_t map = e->branch_map;
     QuietPredictor qp = {
         .table = e->bpred, .lsb = e->p.iaddress_lsb_p,
-        .mask = e->bpred_mask & (e->addr_mask >> e->p.iaddress_lsb_p),
+        .mask = e->bpred_mask,
     };
     uint8_t *entry = NULL;
 
     if (e->resync_units == &e->halfwords) {
-        halfwords_left = units_left(e->halfwords, e->resync_fast_end);
+        halfwords_left = units_left(halfwords, e->resync_fast_end);
     } else if (e->resync_units == &e->instructions) {
-        instructions_left = units_left(e->instructions, e->resync_fast_end);
+        instructions_left = units_left(instructions, e->resync_fast_end);
     }
     if (bpred && (act & ACT_BRANCH)) {
         entry = &qp.table[(pending_addr(e) >> qp.lsb) & qp.mask];
@@ -1842,7 +1849,7 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
         taken = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4) ==
                 RISCV_ITYPE_TAKEN_BRANCH;
         act = packed_action(e, info);
-        if (bpred && act) {
+        if (bpred && act == ACT_BRANCH) {
             entry = quiet_entry(&qp, p->iaddr, info);
         }
         units += quiet_units(info);
@@ -1856,10 +1863,9 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
         e->pbc = pbc;
         e->prev_implicit_ret = false;
         /* store_packed() counts the last block: the run counts them all */
-        units -= quiet_units(p[-1].info);
         store_packed(e, p[-1].iaddr, p[-1].info, context);
-        e->halfwords += (uint32_t)units;
-        e->instructions += units >> 32;
+        e->halfwords = halfwords + (uint32_t)units;
+        e->instructions = instructions + (units >> 32);
     }
     return p - pb;
 }
