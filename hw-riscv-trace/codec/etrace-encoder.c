@@ -863,20 +863,14 @@ static inline bool single_insn(uint64_t iretire, bool ilastsize)
 }
 
 /* The address of the last instruction of a block at iaddr. */
-static inline uint64_t insn_addr_in(uint64_t addr_mask, uint64_t iaddr,
-                                    uint64_t iretire, bool ilastsize)
+static inline uint64_t last_insn_addr(const ETraceEncoder *e, uint64_t iaddr,
+                                      uint64_t iretire, bool ilastsize)
 {
     unsigned size = ilastsize ? 4 : 2;
     uint64_t bytes = iretire * 2;
 
-    return ((iaddr & addr_mask) + (bytes > size ? bytes - size : 0)) &
-           addr_mask;
-}
-
-static inline uint64_t last_insn_addr(const ETraceEncoder *e, uint64_t iaddr,
-                                      uint64_t iretire, bool ilastsize)
-{
-    return insn_addr_in(e->addr_mask, iaddr, iretire, ilastsize);
+    return ((iaddr & e->addr_mask) + (bytes > size ? bytes - size : 0)) &
+           e->addr_mask;
 }
 
 /* The address of the pending block's last instruction. */
@@ -1742,7 +1736,7 @@ static inline uint8_t *quiet_entry(const QuietPredictor *qp, uint64_t iaddr,
                                    uint64_t info)
 {
     /* iretire * 2 - (ilastsize ? 4 : 2): a plain block's last instruction */
-    uint64_t offset = (info & 0xffff) * 2 - 2 -
+    uint64_t offset = pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16) * 2 - 2 -
                       (info >> (ETRACE_PB_ILASTSIZE_SHIFT - 1) & 2);
 
     return &qp->table[((iaddr + offset) >> qp->lsb) & qp->mask];
@@ -1785,7 +1779,8 @@ bool quiet_predicted_branch(uint8_t *entry, bool taken, uint64_t *branches,
 
 static inline uint64_t quiet_units(uint64_t info)
 {
-    return (info & 0xffff) | (info & 0xffff0000) << 16;
+    return pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16) |
+           (uint64_t)pb_field(info, ETRACE_PB_NINSNS_SHIFT, 16) << 32;
 }
 
 /* What count has to go to reach end, or 0 */
