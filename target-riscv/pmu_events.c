@@ -284,6 +284,11 @@ RISCVException riscv_sspesa_write(CPURISCVState *env, int csrno,
     return RISCV_EXCP_NONE;
 }
 
+/* Where left[] is (RISCV_PMU_LEFT_GAP): change the gap if this fails. */
+QEMU_BUILD_BUG_ON(offsetof(CPURISCVState, pmu_ev.left) % 1024 < 0x100 ||
+                  offsetof(CPURISCVState, pmu_ev.left) % 1024 +
+                  sizeof(((CPURISCVState *)0)->pmu_ev.left) > 0x200);
+
 /*
  * Of the counters that wrap together in one fold, the lowest that may
  * sample does; LCOFIP is read before the first sets it.
