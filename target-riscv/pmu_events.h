@@ -94,8 +94,8 @@ typedef struct RISCVPMUExtraCounter {
  * bits 9:0 delays that load on AMD Zen hosts, and the loads of translated
  * code are mostly of gpr[] (offsets 0-0xff) and pc (0x1230).  At 0x3c50,
  * which matches a0, PDIS sampling ran the branchy workload 1.6x slower
- * than untraced, against 1.15x at 0x3d50 (2026-11-26).  The bytes that
- * 0x100-0x1ff leaves are gprh[], only used by RV128.
+ * than untraced, against 1.15x at 0x3d50 (2026-11-26).  In the first
+ * KiB of CPURISCVState, 0x100-0x1ff holds gprh[], which only RV128 uses.
  */
 #define RISCV_PMU_LEFT_GAP  64
 
