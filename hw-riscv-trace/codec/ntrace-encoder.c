@@ -567,7 +567,6 @@ static void send_end(NTraceEncoder *e)
     e->last_valid = false;
 }
 
-/* Statistics, and the units periodic sync counts. */
 /* The periodic sync's units of a block (instructions or half-words) */
 static inline unsigned sync_units_of(unsigned sync_mode, unsigned ninsns,
                                      unsigned iretire)
@@ -583,6 +582,7 @@ static inline bool sync_period_over(unsigned sync_mode, unsigned sync_max,
     return sync_mode != ETRACE_SYNC_OFF && units >> (sync_max + 4);
 }
 
+/* Statistics, and the units periodic sync counts. */
 static inline void count_units(NTraceEncoder *e, const ETraceBlock *b)
 {
     e->stats.halfwords += b->iretire;
