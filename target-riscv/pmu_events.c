@@ -488,7 +488,7 @@ void riscv_pmu_events_reset(CPURISCVState *env)
 }
 
 /* Events of one class counted by the hart outside translated code. */
-static void pmu_events_count(CPURISCVState *env, int c, unsigned n)
+static void pmu_events_count(CPURISCVState *env, int c, int64_t n)
 {
     if (env->pmu_ev.active & BIT(c)) {
         env->pmu_ev.left[c] -= n;
@@ -509,22 +509,27 @@ static void pmu_events_check(CPURISCVState *env)
 /*
  * An instruction of a TB that counts did not complete: a helper raised an
  * exception from it, or QEMU restarts it (self-modifying code, I/O under
- * icount).  The instructions before it since the last fold completed;
- * an exception means it was decoded too.
+ * icount, helper_pmu_near()).  The instructions before it since the last
+ * fold completed; an exception means it was decoded too.  A TB that
+ * counted ahead (pmu_events.h) counted it and those after it as
+ * completing: they are taken back.
  */
 void riscv_pmu_events_restore(CPURISCVState *env, const TranslationBlock *tb,
                               uint64_t data0)
 {
     CPUState *cs = env_cpu(env);
-    uint64_t since, loads, stores, ldst;
-    bool decoded;
+    bool decoded, load, store, ctrl;
+    int64_t insns, loads, stores, ldst, tb_ctrl, tb_taken;
 
     if (!extract64(tb->cs_base, RISCV_CS_BASE_PMU_SHIFT,
                    RISCV_PMU_NCLASSES)) {
         return;
     }
     decoded = (unsigned)cs->exception_index < EXCP_INTERRUPT;
-    since = extract64(data0, RISCV_PMU_START_SINCE_SHIFT,
+    load = data0 & RISCV_PMU_START_CUR_LOAD;
+    store = data0 & RISCV_PMU_START_CUR_STORE;
+    ctrl = data0 & RISCV_PMU_START_CUR_CTRL;
+    insns = extract64(data0, RISCV_PMU_START_SINCE_SHIFT,
                       RISCV_PMU_START_COUNT_BITS);
     loads = extract64(data0, RISCV_PMU_START_LOADS_SHIFT,
                       RISCV_PMU_START_COUNT_BITS);
@@ -532,20 +537,27 @@ void riscv_pmu_events_restore(CPURISCVState *env, const TranslationBlock *tb,
                        RISCV_PMU_START_COUNT_BITS);
     ldst = extract64(data0, RISCV_PMU_START_LDST_SHIFT,
                      RISCV_PMU_START_COUNT_BITS);
-    if (decoded) {
-        since++;
-        loads += !!(data0 & RISCV_PMU_START_CUR_LOAD);
-        stores += !!(data0 & RISCV_PMU_START_CUR_STORE);
-        ldst += !!(data0 & (RISCV_PMU_START_CUR_LOAD |
-                            RISCV_PMU_START_CUR_STORE));
-        pmu_events_count(env, RISCV_PMU_CLASS_DEC_BRJMP,
-                         !!(data0 & RISCV_PMU_START_CUR_CTRL));
+    tb_ctrl = tb_taken = 0;
+    if (data0 & RISCV_PMU_START_AHEAD) {
+        /* all of it from this instruction on, negated: taken back */
+        insns = -(insns + 1);
+        loads = -(loads + load);
+        stores = -(stores + store);
+        ldst = -(ldst + (load || store));
+        tb_ctrl = -!!(data0 & RISCV_PMU_START_TB_CTRL);
+        tb_taken = -!!(data0 & RISCV_PMU_START_TB_TAKEN);
     }
-    pmu_events_count(env, RISCV_PMU_CLASS_RET, since - decoded);
-    pmu_events_count(env, RISCV_PMU_CLASS_DEC, since);
-    pmu_events_count(env, RISCV_PMU_CLASS_DEC_LOAD, loads);
-    pmu_events_count(env, RISCV_PMU_CLASS_DEC_STORE, stores);
-    pmu_events_count(env, RISCV_PMU_CLASS_DEC_LDST, ldst);
+    pmu_events_count(env, RISCV_PMU_CLASS_RET, insns);
+    pmu_events_count(env, RISCV_PMU_CLASS_BRJMP, tb_ctrl);
+    pmu_events_count(env, RISCV_PMU_CLASS_BRJMP_TK, tb_taken);
+    pmu_events_count(env, RISCV_PMU_CLASS_DEC, insns + decoded);
+    pmu_events_count(env, RISCV_PMU_CLASS_DEC_BRJMP,
+                     tb_ctrl + (decoded && ctrl));
+    pmu_events_count(env, RISCV_PMU_CLASS_DEC_LOAD, loads + (decoded && load));
+    pmu_events_count(env, RISCV_PMU_CLASS_DEC_STORE,
+                     stores + (decoded && store));
+    pmu_events_count(env, RISCV_PMU_CLASS_DEC_LDST,
+                     ldst + (decoded && (load || store)));
     env->pmu_ev.trapping = decoded;
     pmu_events_check(env);
     env->pmu_ev.trapping = false;
@@ -712,7 +724,9 @@ void helper_pmu_near(CPURISCVState *env, uint32_t cflags, uint32_t insn_n)
         }
         return;
     }
+    /* first, so that a TB that counted ahead takes its events back */
+    cpu_restore_state(cs, GETPC());
     prefix = MIN(pmu_safe_prefix(env, insn_n), insn_n - 1);
     cs->cflags_next_tb = (cflags & ~CF_COUNT_MASK) | MAX(prefix, 1);
-    cpu_loop_exit_restore(cs, GETPC());
+    cpu_loop_exit(cs);
 }

@@ -10,8 +10,9 @@
  *
  * Counting is per class of instruction, not per counter: translated code
  * subtracts a block's events from env->pmu_ev.left[class], the events
- * left before the next counter of that class wraps, and a block that may
- * reach 0 is run one instruction at a time.  The engine folds the events
+ * left before the next counter of that class wraps, mostly all at the
+ * block's start, and a block that may reach 0 is run one instruction at
+ * a time.  The engine folds the events
  * into the counters whenever software or the mode can see them.
  *
  * Copyright (c) 2026 The rvpa authors
@@ -128,10 +129,14 @@ typedef struct RISCVPMUEvents {
 /*
  * insn_start data[0] of a TB that counts, above the page offset and the
  * trace ingress's bits: what riscv_pmu_events_restore() needs to count
- * the instructions of the TB before one that traps.  The TB's events
- * since the last fold (before each SYSTEM instruction) are counted at
- * its exits; so are, before this instruction, RISCV_PMU_START_SINCE
- * instructions, of which so many loaded and stored.
+ * the instructions of the TB before one that traps.  In a TB with a
+ * SYSTEM instruction, the events since the last fold (before each SYSTEM
+ * instruction) are counted at its exits; so are, before this instruction,
+ * RISCV_PMU_START_SINCE instructions, of which so many loaded and stored.
+ * A TB without one counted its events at its start (AHEAD): the counts
+ * are then those of the instructions after this one, and TB_CTRL and
+ * TB_TAKEN say how the start counted the TB's last instruction.  CUR_*:
+ * this instruction's own classes, active or not.
  */
 #define RISCV_PMU_START_SINCE_SHIFT (RISCV_TRACE_START_INDEX_SHIFT + \
                                      RISCV_TRACE_START_INDEX_BITS)
@@ -142,6 +147,9 @@ typedef struct RISCVPMUEvents {
 #define RISCV_PMU_START_CUR_LOAD    BIT_ULL(58)
 #define RISCV_PMU_START_CUR_STORE   BIT_ULL(59)
 #define RISCV_PMU_START_CUR_CTRL    BIT_ULL(60)
+#define RISCV_PMU_START_AHEAD       BIT_ULL(61)
+#define RISCV_PMU_START_TB_CTRL     BIT_ULL(62)     /* a branch or jump */
+#define RISCV_PMU_START_TB_TAKEN    BIT_ULL(63)     /* taken */
 
 #ifndef CONFIG_USER_ONLY
 /* The classes an instruction counts in (a branch: taken or not). */

@@ -353,6 +353,112 @@ static void test_filter(void)
     stop_all();
 }
 
+/*
+ * Four instructions, a load from addr, three more and a taken branch: one
+ * block of translated code, which a load that faults leaves in its
+ * middle.
+ */
+static unsigned long load_block(unsigned long addr)
+{
+    unsigned long t = 0;
+
+    asm volatile("addi %0, %0, 1\n"
+                 "addi %0, %0, 1\n"
+                 "addi %0, %0, 1\n"
+                 "addi %0, %0, 1\n"
+                 RV_STR(LOAD) " t1, 0(%1)\n"
+                 "addi %0, %0, 1\n"
+                 "addi %0, %0, 1\n"
+                 "addi %0, %0, 1\n"
+                 "beqz zero, 1f\n"
+                 "1:\n"
+                 : "+r"(t) : "r"(addr) : "t1", "memory");
+    return t;
+}
+
+/* The same with an illegal instruction (c.unimp) for the load, or c.nop. */
+#define ILLEGAL_BLOCK(name, insn)                                       \
+    static unsigned long name(unsigned long unused __attribute__((unused))) \
+    {                                                                   \
+        unsigned long t = 0;                                            \
+                                                                        \
+        asm volatile("addi %0, %0, 1\n"                                 \
+                     "addi %0, %0, 1\n"                                 \
+                     "addi %0, %0, 1\n"                                 \
+                     "addi %0, %0, 1\n"                                 \
+                     insn "\n"                                          \
+                     "addi %0, %0, 1\n"                                 \
+                     "addi %0, %0, 1\n"                                 \
+                     "addi %0, %0, 1\n"                                 \
+                     "beqz zero, 1f\n"                                  \
+                     "1:\n"                                             \
+                     : "+r"(t) : : "memory");                           \
+        return t;                                                       \
+    }
+ILLEGAL_BLOCK(illegal_block, ".2byte 0")
+ILLEGAL_BLOCK(legal_block, "c.nop")
+
+/*
+ * Events of counter 3 (U mode only) while block(arg) runs in U; the
+ * trap it takes, if cause is not RV_NO_TRAP.
+ */
+static uint64_t count_in_u(uint64_t ev, unsigned long (*block)(unsigned long),
+                           unsigned long arg, unsigned long cause)
+{
+    uint64_t c;
+
+    set_event(3, ev | MINH | SINH);
+    set_counter(3, 0);
+    csr_write(mcountinhibit, ~(1UL << 3));
+    if (cause != RV_NO_TRAP) {
+        rv_trap_expect();
+    }
+    rv_run_in_mode(RV_MODE_U, block, arg);
+    csr_write(mcountinhibit, ~0UL);
+    c = get_counter(3);
+    if (cause != RV_NO_TRAP) {
+        CHECK_EQ(rv_trap_cause(), cause);
+    }
+    return c;
+}
+
+/*
+ * Events that an instruction trapping in the middle of a block does not
+ * have: the count without the trap minus the count with it.
+ */
+static uint64_t trap_difference(uint64_t ev, bool load)
+{
+    /* nothing on virt's bus at 0x8 */
+    if (load) {
+        return count_in_u(ev, load_block, (unsigned long)&scratch,
+                          RV_NO_TRAP) -
+               count_in_u(ev, load_block, 0x8, 5);  /* load access fault */
+    }
+    return count_in_u(ev, legal_block, 0, RV_NO_TRAP) -
+           count_in_u(ev, illegal_block, 0, 2);     /* illegal instruction */
+}
+
+static void test_trap_in_block(void)
+{
+    for (int load = 1; load >= 0; load--) {
+        rv_rule(load ? "a load that faults in the middle of a block" :
+                       "an illegal instruction in the middle of a block");
+        rv_rule("INST.RET counts the instructions before and after it, "
+                "not it");
+        CHECK_EQ(trap_difference(EV_INST_RET, load), 1);
+        rv_rule("INST.DEC.SPEC counts it: it was decoded");
+        CHECK_EQ(trap_difference(EV_DEC, load), 0);
+        rv_rule("INST.DEC.LOAD.SPEC and INST.DEC.LDST.SPEC count the load");
+        CHECK_EQ(trap_difference(EV_DEC_LOAD, load), 0);
+        CHECK_EQ(trap_difference(EV_DEC_LDST, load), 0);
+        rv_rule("the branch that ends the block counts once");
+        CHECK_EQ(trap_difference(EV_BRJMP, load), 0);
+        CHECK_EQ(trap_difference(EV_BRJMP_TK, load), 0);
+        CHECK_EQ(trap_difference(EV_DEC_BRJMP, load), 0);
+    }
+    stop_all();
+}
+
 int main(void)
 {
     stop_all();
@@ -363,5 +469,6 @@ int main(void)
     test_armed_by_csr_write();
     test_csr_write();
     test_filter();
+    test_trap_in_block();
     return 0;
 }
