@@ -12,6 +12,7 @@
 #include "qemu/osdep.h"
 #include <glib.h>
 #include "etrace-decoder.h"
+#include "etrace-data.h"
 #include "etrace-model.h"
 
 #define BASE    0x80000000ull
@@ -879,6 +880,38 @@ static void test_p1_trace_lost(void)
     fixture_free(&f);
 }
 
+/*
+ * A wrapped buffer has lost the support packet that said data trace is
+ * on: a data packet before the first sync says it, so that the sync and
+ * the events after it carry options.data and a tool pairs the accesses
+ * that follow with the sync's instruction and those after it.  Without
+ * data packets the options stay as they were.
+ */
+static void test_data_before_first_sync(void)
+{
+    ETraceDataAccess a = { .daddr = 0x1000, .data = 7, .dsize = 2 };
+    ETraceDataState st = { 0 };
+    uint8_t buf[ETRACE_MAX_PACKET];
+    ETraceOptions data = { .data = true };
+    Fixture f;
+
+    for (int with_data = 1; with_data >= 0; with_data--) {
+        p1_fixture(&f);
+        if (with_data) {
+            g_byte_array_append(f.stream, buf,
+                                etrace_data_pack(&f.p, &data, &st, &a, buf));
+        }
+        put_addr(&f, 0, 0, BASE + 0x1c, NULL);      /* before the sync */
+        put_sync(&f, BASE, 1, true);
+        put_addr(&f, 3, 0x4, BASE + 0x0a, NULL);
+        g_assert_cmpint(decode(&f), ==, 0);
+        g_assert_nonnull(find_event(&f, ETRACE_DEC_SYNC, 0));
+        g_assert_cmpint(find_event(&f, ETRACE_DEC_SYNC, 0)->options.data, ==,
+                        with_data);
+        fixture_free(&f);
+    }
+}
+
 /* ------------------------------------------------- branch prediction */
 
 static void p2_fixture(Fixture *f)
@@ -1518,6 +1551,8 @@ int main(int argc, char **argv)
     g_test_add_func("/etrace-decoder/implicit-exception-xtvec",
                     test_implicit_exception_xtvec);
     g_test_add_func("/etrace-decoder/p1/trace-lost", test_p1_trace_lost);
+    g_test_add_func("/etrace-decoder/data-before-first-sync",
+                    test_data_before_first_sync);
     g_test_add_func("/etrace-decoder/bpred/miss", test_bpred_miss);
     g_test_add_func("/etrace-decoder/bpred/address", test_bpred_address);
     g_test_add_func("/etrace-decoder/bpred/address-fail",

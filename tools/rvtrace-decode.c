@@ -840,7 +840,9 @@ static void on_event(void *opaque, const ETraceDecEvent *ev)
         /* the accesses of the instructions before it have come */
         etrace_data_match_flush(s->dmatch);
     }
-    if (ev->type == ETRACE_DEC_SUPPORT && ev->options.data) {
+    if (ev->options.data && (ev->type == ETRACE_DEC_SUPPORT ||
+                             (!s->dmatch && !s->data_filtered))) {
+        /* a support packet, or a sync after data packets (wrapped) */
         start_data(s, &ev->options);
     }
     switch (ev->type) {

@@ -159,6 +159,7 @@ static void event_init(ETraceDecoder *d, ETraceDecEvent *ev,
 {
     etrace_dec_event_init(&d->rep, ev, type, d->priv, d->context, d->pc,
                           d->have_pc);
+    ev->options = d->opt;
 }
 
 /*
@@ -1122,7 +1123,6 @@ static bool support_packet(ETraceDecoder *d, const ETracePacket *pkt)
     event_init(d, &ev, ETRACE_DEC_SUPPORT);
     ev.enable = pkt->enable;
     ev.qual_status = pkt->qual_status;
-    ev.options = d->opt;
     report(d, &ev);
     if (!ended) {
         return true;
@@ -1139,7 +1139,6 @@ static bool support_packet(ETraceDecoder *d, const ETracePacket *pkt)
                     ETRACE_GAP_TRACE_LOST : ETRACE_GAP_QUALIFICATION;
     ev.enable = pkt->enable;
     ev.qual_status = pkt->qual_status;
-    ev.options = d->opt;
     report(d, &ev);
     d->synced = false;
     bq_clear(&d->bq);
@@ -1160,7 +1159,11 @@ static bool context_packet(ETraceDecoder *d, const ETracePacket *pkt)
 /*
  * A data packet: its access, in stream order (etrace-dec-data.h pairs it
  * with its instruction).  Before the first sync it belongs to no
- * instruction the decoder will show.
+ * instruction the decoder will show, but it says what a support packet
+ * lost with the start of a wrapped buffer would have said: data trace is
+ * on (the events from the sync on carry it in their options), so that
+ * the accesses of the sync's own instruction and those after it find
+ * their instructions.
  */
 static void data_packet(ETraceDecoder *d, const ETracePacket *pkt)
 {
@@ -1170,6 +1173,7 @@ static void data_packet(ETraceDecoder *d, const ETracePacket *pkt)
 
     d->stats.data_packets++;
     if (!d->synced) {
+        d->opt.data = true;
         d->stats.skipped++;
         return;
     }
@@ -1179,7 +1183,6 @@ static void data_packet(ETraceDecoder *d, const ETracePacket *pkt)
     }
     event_init(d, &ev, ETRACE_DEC_DATA);
     ev.data = a;
-    ev.options = d->opt;
     report(d, &ev);
 }
 

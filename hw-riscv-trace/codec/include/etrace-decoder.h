@@ -82,6 +82,11 @@ typedef struct ETraceDecEvent {
     /* SUPPORT, GAP (but NO_IMAGE), END */
     bool enable;
     ETraceQualStatus qual_status;
+    /*
+     * SUPPORT: the packet's; every other event: those the decoder
+     * follows (the last support packet's, else the run-time options,
+     * with data set once a data packet came)
+     */
     ETraceOptions options;
     /* ERROR */
     const char *error;
