@@ -24,6 +24,9 @@
  *                                  (decimal) and overflows every N
  *                                  events (default 100000); the LCOFI
  *                                  handler reloads it (scripts/bench-pmu.sh)
+ *   count=E                        mhpmcounter3 counts event E
+ *                                  (decimal) in every mode, from 0, with
+ *                                  no overflow: "count C" at the end
  *   pdis=N                         PDIS samples every Nth instruction
  *                                  into a 64 KiB memory buffer in batch
  *                                  mode (OF=1): a LAMBI at each wrap,
@@ -41,8 +44,9 @@
  * RAM after the program: not in .bss, which crt0 would clear).  It
  * prints "work: NAME insns N ticks T bytes B wrapped W result R":
  * retired instructions (minstret: instructions under -icount shift=0),
- * mtime ticks and trace bytes of the workload, then "samples S" with
- * pmu=, "pdis records R" with pdis=.
+ * mtime ticks and trace bytes of the workload, then "samples S pc hash
+ * H" with pmu=, "count C" with count=, "pdis records R hash H" with
+ * pdis= (hashes of the sampled and interrupted PCs, of the records).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -404,13 +408,22 @@ static unsigned long rdinstret(void)
 /* --------------------------------------------------------- sampling */
 
 static unsigned long pmu_event, pmu_period;
-static volatile unsigned long pmu_samples;
+static volatile unsigned long pmu_samples, pmu_pc_hash;
 
-/* As a profiler's overflow handler: count, reload, clear OF and LCOFIP. */
+/* Sspesa's shpmspc (0x5e0), where the sample's instruction is */
+#define CSR_SHPMSPC 0x5e0
+
+/*
+ * As a profiler's overflow handler: count, reload, clear OF and LCOFIP.
+ * A hash of the sampled PCs and the interrupted ones (Ssplcofi: right
+ * after the sample) tells runs with different blocks apart.
+ */
 static void pmu_overflow(unsigned irq)
 {
     (void)irq;
     pmu_samples++;
+    pmu_pc_hash = pmu_pc_hash * 31 + csr_read(CSR_SHPMSPC);
+    pmu_pc_hash = pmu_pc_hash * 31 + csr_read(mepc);
     csr_write(mhpmcounter3, -pmu_period);
     csr_write(mhpmevent3, pmu_event);
     csr_clear(mip, 1UL << IRQ_LCOF);
@@ -451,6 +464,18 @@ static unsigned long pdis_records(void)
     unsigned long used = csr_read(CSR_SPDISAMBADDR) - (unsigned long)pdis_buf;
 
     return (pdis_wraps * PDIS_BUF_SIZE + used) / PDIS_RECORD_SIZE;
+}
+
+/* A hash of the buffer's records (the latest 64 KiB of them) */
+static unsigned long pdis_hash(void)
+{
+    const unsigned long *w = (const unsigned long *)pdis_buf;
+    unsigned long h = 0;
+
+    for (size_t i = 0; i < PDIS_BUF_SIZE / sizeof(*w); i++) {
+        h = h * 31 + w[i];
+    }
+    return h;
 }
 
 static void pmu_start(void)
@@ -498,6 +523,10 @@ int main(void)
     }
     if (rv_arg("pmu=")) {
         pmu_start();
+    } else if (rv_arg("count=")) {
+        csr_write(mhpmevent3, rv_arg_value("count=", 0));
+        csr_write(mhpmcounter3, 0);
+        csr_clear(mcountinhibit, 1UL << 3);
     }
     if (rv_arg("pdis=")) {
         pdis_start();
@@ -534,10 +563,13 @@ int main(void)
               "result %u\n", name, insns, (unsigned long)ticks, bytes,
               wrapped, result);
     if (rv_arg("pmu=")) {
-        rv_printf("samples %lu\n", pmu_samples);
+        rv_printf("samples %lu pc hash %lx\n", pmu_samples, pmu_pc_hash);
+    } else if (rv_arg("count=")) {
+        rv_printf("count %lu\n", (unsigned long)csr_read(mhpmcounter3));
     }
     if (rv_arg("pdis=")) {
-        rv_printf("pdis records %lu\n", pdis_records());
+        rv_printf("pdis records %lu hash %lx\n", pdis_records(),
+                  pdis_hash());
     }
     return 0;
 }
