@@ -220,6 +220,9 @@ struct RISCVTraceEncoderState {
     size_t budget;          /* bytes the sinks take in this burst */
     size_t staged;
     uint8_t stage[TE_STAGE_SIZE + TE_EMIT_COPY];   /* see te_emit() */
+    /* the codecs' output window on the stage: see te_window_open() */
+    ETraceWindow win;
+    bool win_open;
 
     /* Data trace: see te_data_block_done() */
     ETraceDataState dstate;
@@ -314,6 +317,33 @@ static void te_flush(RISCVTraceEncoderState *te)
     te->staged = 0;
 }
 
+/*
+ * The codecs write their commonest packets straight to the stage
+ * (ETraceWindow) while te_encode_records() feeds them: its free room, as
+ * much as the sinks take, none once a packet was lost (the codec must
+ * then hear of it through te_emit() and te_check_lost()).  That saves a
+ * call and a copy per packet.
+ */
+static void te_window_open(RISCVTraceEncoderState *te)
+{
+    uint8_t *pos = te->stage + te->staged;
+    size_t room = te->lost ? 0 : MIN(TE_STAGE_SIZE - te->staged, te->budget);
+
+    te->win = (ETraceWindow) { .pos = pos, .end = pos + room };
+    te->win_open = true;
+}
+
+/* The packets written to the window join the stage; it closes. */
+static void te_window_close(RISCVTraceEncoderState *te)
+{
+    size_t n = te->win.pos - (te->stage + te->staged);
+
+    te->staged += n;
+    te->budget -= n;
+    te->win = (ETraceWindow) { 0 };
+    te->win_open = false;
+}
+
 /* te_emit() for what its fast path leaves: a full stage, a lost packet */
 static void __attribute__((noinline))
 te_emit_slow(RISCVTraceEncoderState *te, const uint8_t *bytes, size_t len)
@@ -341,10 +371,9 @@ te_emit_slow(RISCVTraceEncoderState *te, const uint8_t *bytes, size_t len)
  * with one fixed-size copy (bytes has ETRACE_MAX_PACKET readable bytes,
  * and the stage room for the excess).
  */
-static void te_emit(void *opaque, const uint8_t *bytes, size_t len)
+static void te_stage(RISCVTraceEncoderState *te, const uint8_t *bytes,
+                     size_t len)
 {
-    RISCVTraceEncoderState *te = opaque;
-
     QEMU_BUILD_BUG_ON(ETRACE_MAX_PACKET < TE_EMIT_COPY);
     if (likely(len <= TE_EMIT_COPY && te->staged + len <= TE_STAGE_SIZE &&
                len <= te->budget && !te->lost)) {
@@ -363,6 +392,20 @@ static void te_emit(void *opaque, const uint8_t *bytes, size_t len)
         return;
     }
     te_emit_slow(te, bytes, len);
+}
+
+/* The codecs' packets (ETraceEmitFn), after those in the window. */
+static void te_emit(void *opaque, const uint8_t *bytes, size_t len)
+{
+    RISCVTraceEncoderState *te = opaque;
+
+    if (te->win_open) {
+        te_window_close(te);
+        te_stage(te, bytes, len);
+        te_window_open(te);
+        return;
+    }
+    te_stage(te, bytes, len);
 }
 
 /* -------------------------------------------------------------- input */
@@ -551,10 +594,14 @@ static void te_data_unfed(RISCVTraceEncoderState *te)
 static void te_data_send(RISCVTraceEncoderState *te, const ETraceDataAccess *a)
 {
     uint8_t buf[ETRACE_MAX_PACKET];
+    bool direct = etrace_window_room(&te->win, ETRACE_MAX_PACKET);
     size_t len = etrace_data_pack_fast(&te->dpacker, &te->options,
-                                       &te->dstate, a, buf);
+                                       &te->dstate, a,
+                                       direct ? te->win.pos : buf);
 
-    if (len) {
+    if (len && direct) {
+        te->win.pos += len;
+    } else if (len) {
         te_emit(te, buf, len);
     }
 }
@@ -744,13 +791,16 @@ static unsigned te_encode_records(RISCVTraceEncoderState *te,
     unsigned i = 0, k;
 
     te->budget = te_sink_space(te);
+    te_window_open(te);
     while (i < n) {
         if (rec[i].info & TE_RECORD_STOP) {
             if (!stop_ok) {
                 break;
             }
+            te_window_close(te);
             te_flush(te);
             te_finish(te);
+            te_window_open(te);
             i++;
             continue;
         }
@@ -779,6 +829,7 @@ static unsigned te_encode_records(RISCVTraceEncoderState *te,
         }
         i += k;
     }
+    te_window_close(te);
     te_flush(te);
     return i;
 }
@@ -1103,6 +1154,7 @@ static bool te_start_ntrace(RISCVTraceEncoderState *te)
     if (!te->nenc) {
         return false;
     }
+    ntrace_encoder_set_window(te->nenc, &te->win);
     ntrace_encoder_start(te->nenc, &o);
     return true;
 }
@@ -1128,6 +1180,7 @@ static bool te_start_codec(RISCVTraceEncoderState *te)
         if (!te->enc) {
             return false;
         }
+        etrace_encoder_set_window(te->enc, &te->win);
         if (te->options.data) {
             if (!te->dq) {
                 te->dq = g_new(TEDataAccess, TE_DATA_QUEUE);

@@ -1234,7 +1234,27 @@ typedef struct Output {
     size_t packets;
     GArray *done;           /* BlockDone: etrace_encoder_set_block_done() */
     uint64_t addr_mask;     /* iaddress_width_p, which done addresses keep */
+    /* an output window (etrace_encoder_set_window()) of random room */
+    GRand *window_rand;     /* NULL: none */
+    ETraceWindow win;
+    uint8_t wbuf[4 * ETRACE_MAX_PACKET];
 } Output;
+
+/* The packets in the window go to the bytes; it opens again. */
+static void window_take(Output *out)
+{
+    g_byte_array_append(out->bytes, out->wbuf, out->win.pos - out->wbuf);
+    out->win.pos = out->wbuf;
+    out->win.end = out->wbuf + g_rand_int_range(out->window_rand, 0,
+                                                sizeof(out->wbuf) + 1);
+}
+
+/* Bytes out, the window's with them */
+static unsigned out_len(const Output *out)
+{
+    return out->bytes->len +
+           (out->window_rand ? out->win.pos - out->wbuf : 0);
+}
 
 /* A block_done call: the block, and how many bytes were out then */
 typedef struct BlockDone {
@@ -1246,7 +1266,7 @@ typedef struct BlockDone {
 static void record_done(void *opaque, const ETraceBlock *b)
 {
     Output *out = opaque;
-    BlockDone d = { b->iaddr & out->addr_mask, b->iretire, out->bytes->len };
+    BlockDone d = { b->iaddr & out->addr_mask, b->iretire, out_len(out) };
 
     g_array_append_val(out->done, d);
 }
@@ -1257,6 +1277,9 @@ static void collect(void *opaque, const uint8_t *bytes, size_t len)
 
     g_assert_cmpuint(len, >, 0);
     g_assert_cmpuint(len, <=, ETRACE_MAX_PACKET);
+    if (out->window_rand) {
+        window_take(out);
+    }
     g_byte_array_append(out->bytes, bytes, len);
     out->packets++;
 }
@@ -1613,11 +1636,11 @@ static void feed_both(ETraceEncoder **e, GRand *r, Walker *w, unsigned n,
 
 /*
  * The fast paths (plain blocks, the format 0.1, 1 and 2 packers, packed
- * blocks) emit exactly what the general algorithm and etrace_packet_pack()
- * emit, for every option combination on parameter sets that change the
- * field widths, the layout and the packer; with a block_done hook (data
- * trace) on some, every path calls it for the same blocks at the same
- * points of the packet stream.
+ * blocks, the output window of random room) emit exactly what the general
+ * algorithm and etrace_packet_pack() emit, for every option combination
+ * on parameter sets that change the field widths, the layout and the
+ * packer; with a block_done hook (data trace) on some, every path calls
+ * it for the same blocks at the same points of the packet stream.
  */
 static void test_fast_paths(void)
 {
@@ -1670,6 +1693,13 @@ static void test_fast_paths(void)
                 e[k] = etrace_encoder_new(&p, collect, &out[k]);
                 g_assert_nonnull(e[k]);
                 etrace_encoder_set_fast_paths(e[k], k != 1);
+                if (k == 2) {
+                    /* the packed blocks' encoder, as QEMU's device */
+                    out[k].window_rand = r;
+                    out[k].win.pos = out[k].wbuf;
+                    window_take(&out[k]);
+                    etrace_encoder_set_window(e[k], &out[k].win);
+                }
                 if (hook) {
                     etrace_encoder_set_block_done(e[k], record_done, &out[k]);
                 }
@@ -1681,6 +1711,7 @@ static void test_fast_paths(void)
                 etrace_encoder_stats(e[k], &st[k]);
                 etrace_encoder_free(e[k]);
             }
+            window_take(&out[2]);
             g_assert_cmpmem(out[0].bytes->data, out[0].bytes->len,
                             out[1].bytes->data, out[1].bytes->len);
             g_assert_cmpmem(&st[0], sizeof(st[0]), &st[1], sizeof(st[1]));

@@ -157,11 +157,29 @@ static void test_unpack_bad(void)
 
 typedef struct Out {
     GByteArray *bytes;
+    /* an output window (ntrace_encoder_set_window()) of varying room */
+    bool windowed;
+    unsigned room;          /* the next window's */
+    ETraceWindow win;
+    uint8_t wbuf[3 * NTRACE_MAX_MESSAGE];
 } Out;
+
+/* The messages in the window go to the bytes; it opens again. */
+static void window_take(Out *out)
+{
+    g_byte_array_append(out->bytes, out->wbuf, out->win.pos - out->wbuf);
+    out->room = (out->room + 37) % (sizeof(out->wbuf) + 1);
+    out->win = (ETraceWindow) { out->wbuf, out->wbuf + out->room };
+}
 
 static void collect(void *opaque, const uint8_t *bytes, size_t len)
 {
-    g_byte_array_append(((Out *)opaque)->bytes, bytes, len);
+    Out *out = opaque;
+
+    if (out->windowed) {
+        window_take(out);
+    }
+    g_byte_array_append(out->bytes, bytes, len);
 }
 
 /*
@@ -1000,10 +1018,16 @@ static GByteArray *encode_records(const NTraceParams *np,
                                   NTraceStats *stats)
 {
     ETraceParams ep;
-    Out out = { g_byte_array_new() };
+    Out out = { g_byte_array_new(), .windowed = packed };
     NTraceEncoder *e = ntrace_encoder_new(np, collect, &out);
 
     etrace_params_default(&ep, np->xlen);
+    if (packed) {
+        /* as QEMU's device: the packed records' messages into a window */
+        out.win.pos = out.wbuf;
+        window_take(&out);
+        ntrace_encoder_set_window(e, &out.win);
+    }
     ntrace_encoder_start(e, o);
     for (size_t i = 0; i < n;) {
         uint64_t context = i / 500;             /* changes now and then */
@@ -1030,6 +1054,9 @@ static GByteArray *encode_records(const NTraceParams *np,
     ntrace_encoder_stop(e);
     ntrace_encoder_stats(e, stats);
     ntrace_encoder_free(e);
+    if (packed) {
+        window_take(&out);
+    }
     return out.bytes;
 }
 

@@ -186,6 +186,7 @@ struct ETraceEncoder {
     ETracePacker packer;
     ETraceEmitFn *emit;
     void *opaque;
+    ETraceWindow *win;              /* etrace_encoder_set_window() */
     ETraceBlockDoneFn *block_done;  /* etrace_encoder_set_block_done() */
     void *block_done_opaque;
 };
@@ -340,7 +341,9 @@ static void emit_bytes(ETraceEncoder *e, unsigned format, bool support,
     if (!support) {
         e->te_insts++;
     }
-    e->emit(e->opaque, buf, n);
+    if (!etrace_window_put(e->win, buf, n)) {
+        e->emit(e->opaque, buf, n);
+    }
 }
 
 static void emit_packet(ETraceEncoder *e, const ETracePacket *pkt)
@@ -393,13 +396,11 @@ static void emit_f00(ETraceEncoder *e, uint32_t branch_count)
               etrace_packet_pack_f00(&e->packer, &e->o, branch_count, buf));
 }
 
-/*
- * Format 1 or 2 (format 1 with branches 0: a full map, no address): the
- * bytes emit_packet() would send, from the fast packer.
- */
-static inline void emit_f12(ETraceEncoder *e, unsigned format,
-                            unsigned branches, uint64_t address, bool notify,
-                            bool updiscon, bool irreport)
+/* emit_f12() through emit (out of line: its buffer is a stack array) */
+static __attribute__((noinline))
+void emit_f12_bytes(ETraceEncoder *e, unsigned format, unsigned branches,
+                    uint64_t address, bool notify, bool updiscon,
+                    bool irreport)
 {
     uint8_t buf[ETRACE_MAX_PACKET];
 
@@ -407,6 +408,36 @@ static inline void emit_f12(ETraceEncoder *e, unsigned format,
               etrace_packet_pack_f12(&e->packer, format, branches,
                                      e->branch_map, address, notify, updiscon,
                                      irreport, e->calls.depth, buf));
+}
+
+/*
+ * Format 1 or 2 (format 1 with branches 0: a full map, no address): the
+ * bytes emit_packet() would send, from the fast packer, into the output
+ * window if it has room.
+ */
+static inline void emit_f12(ETraceEncoder *e, unsigned format,
+                            unsigned branches, uint64_t address, bool notify,
+                            bool updiscon, bool irreport)
+{
+    ETraceWindow *w = e->win;
+    size_t n;
+
+    if (unlikely(!etrace_window_room(w, ETRACE_MAX_PACKET) ||
+                 e->lost_pending)) {
+        emit_f12_bytes(e, format, branches, address, notify, updiscon,
+                       irreport);
+        return;
+    }
+    n = etrace_packet_pack_f12(&e->packer, format, branches, e->branch_map,
+                               address, notify, updiscon, irreport,
+                               e->calls.depth, w->pos);
+    if (n) {
+        /* emit_bytes() without the call */
+        e->stats.packets[format]++;
+        e->stats.bytes += n;
+        e->te_insts++;
+        w->pos += n;
+    }
 }
 
 static void clear_branches(ETraceEncoder *e)
@@ -2054,6 +2085,11 @@ void etrace_encoder_set_block_done(ETraceEncoder *e, ETraceBlockDoneFn *fn,
 {
     e->block_done = fn;
     e->block_done_opaque = opaque;
+}
+
+void etrace_encoder_set_window(ETraceEncoder *e, ETraceWindow *w)
+{
+    e->win = w;
 }
 
 void etrace_encoder_set_fast_paths(ETraceEncoder *e, bool on)

@@ -65,6 +65,7 @@ struct NTraceEncoder {
     unsigned hist_len;          /* branches that fill HIST: 31, 30 or 28 */
 
     NTraceStats stats;
+    ETraceWindow *win;          /* ntrace_encoder_set_window() */
     /* emit_direct_branch()'s bytes: no stack buffer to clear per message */
     uint8_t direct_msg[NTRACE_MAX_MESSAGE];
 };
@@ -77,10 +78,11 @@ static bool htm(const NTraceEncoder *e)
 static void emit_bytes(NTraceEncoder *e, NTraceMessage *m)
 {
     uint8_t buf[NTRACE_MAX_MESSAGE];
+    bool direct = etrace_window_room(e->win, NTRACE_MAX_MESSAGE);
     size_t n;
 
     m->src = e->p.src_id;
-    n = ntrace_message_pack(&e->p, m, buf);
+    n = ntrace_message_pack(&e->p, m, direct ? e->win->pos : buf);
     if (!n) {
         return;                 /* no field is out of range: unreachable */
     }
@@ -88,6 +90,10 @@ static void emit_bytes(NTraceEncoder *e, NTraceMessage *m)
     e->stats.bytes += n;
     if (e->o.sync_mode == ETRACE_SYNC_PACKETS) {
         e->sync_units++;
+    }
+    if (direct) {
+        e->win->pos += n;
+        return;
     }
     e->emit(e->opaque, buf, n);
 }
@@ -223,6 +229,7 @@ static void send_sync(NTraceEncoder *e, uint64_t addr, const ETraceBlock *b)
  */
 static inline void emit_direct_branch(NTraceEncoder *e, uint64_t icnt)
 {
+    ETraceWindow *w = e->win;
     uint64_t v = NTRACE_TCODE_DIRECT_BRANCH << 2;
     size_t n = 1;
 
@@ -238,12 +245,17 @@ static inline void emit_direct_branch(NTraceEncoder *e, uint64_t icnt)
         n++;
     } while (icnt);
     v |= (uint64_t)NTRACE_MSEO_END_MESSAGE << (8 * (n - 1));
-    etrace_store_le64(e->direct_msg, v);
     e->stats.messages++;
     e->stats.bytes += n;
     if (e->o.sync_mode == ETRACE_SYNC_PACKETS) {
         e->sync_units++;
     }
+    if (likely(etrace_window_room(w, 8))) {
+        etrace_store_le64(w->pos, v);
+        w->pos += n;
+        return;
+    }
+    etrace_store_le64(e->direct_msg, v);
     e->emit(e->opaque, e->direct_msg, n);
 }
 
@@ -899,6 +911,11 @@ NTraceEncoder *ntrace_encoder_new(const NTraceParams *p, NTraceEmitFn *emit,
         e->addr_mask = p->xlen == 32 ? UINT32_MAX : UINT64_MAX;
     }
     return e;
+}
+
+void ntrace_encoder_set_window(NTraceEncoder *e, ETraceWindow *w)
+{
+    e->win = w;
 }
 
 void ntrace_encoder_free(NTraceEncoder *e)

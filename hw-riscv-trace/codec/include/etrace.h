@@ -538,6 +538,39 @@ typedef struct ETraceBlock {
  */
 typedef void ETraceEmitFn(void *opaque, const uint8_t *bytes, size_t len);
 
+/*
+ * Room in the caller's output that an encoder may write its commonest
+ * packets to directly, instead of calling emit: bytes [pos, end), pos
+ * moving past each packet written.  The caller owns it: it opens it
+ * before feeding blocks, takes the bytes below pos before anything else
+ * is written after them (its emit callback first of all, which may then
+ * move the window), and empties it (pos == end) whenever packets must go
+ * through emit.  An encoder writes a packet there only if end - pos is
+ * at least the most it may store (ETRACE_MAX_PACKET, NTRACE_MAX_MESSAGE).
+ */
+typedef struct ETraceWindow {
+    uint8_t *pos;
+    uint8_t *end;
+} ETraceWindow;
+
+/* Room in window w (NULL: none) for a packet of up to n stored bytes */
+static inline bool etrace_window_room(const ETraceWindow *w, size_t n)
+{
+    return w && (size_t)(w->end - w->pos) >= n;
+}
+
+/* Copy a packet of n bytes into window w if it has room; else false. */
+static inline bool etrace_window_put(ETraceWindow *w, const uint8_t *bytes,
+                                     size_t n)
+{
+    if (!etrace_window_room(w, n)) {
+        return false;
+    }
+    memcpy(w->pos, bytes, n);
+    w->pos += n;
+    return true;
+}
+
 typedef struct ETraceEncoder ETraceEncoder;
 
 ETraceEncoder *etrace_encoder_new(const ETraceParams *p,
@@ -609,6 +642,9 @@ uint64_t etrace_encoder_packets(const ETraceEncoder *e, unsigned format);
  * the same.
  */
 void etrace_encoder_set_fast_paths(ETraceEncoder *e, bool on);
+
+/* The output window (ETraceWindow) for its packets, or NULL: none. */
+void etrace_encoder_set_window(ETraceEncoder *e, ETraceWindow *w);
 
 /*
  * The branch predictor, jump target cache and call stack the encoder and

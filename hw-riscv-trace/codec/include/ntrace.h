@@ -224,6 +224,8 @@ typedef struct NTraceEncoder NTraceEncoder;
 NTraceEncoder *ntrace_encoder_new(const NTraceParams *p, NTraceEmitFn *emit,
                                   void *opaque);
 void ntrace_encoder_free(NTraceEncoder *e);
+/* The output window (etrace.h) for its messages, or NULL: none. */
+void ntrace_encoder_set_window(NTraceEncoder *e, ETraceWindow *w);
 /* Start tracing: the next traced block is synced. */
 void ntrace_encoder_start(NTraceEncoder *e, const NTraceOptions *o);
 /*
