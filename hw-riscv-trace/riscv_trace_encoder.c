@@ -138,20 +138,24 @@ REG32(TE_DISCOVERY1, 0xE04)
 /*
  * Records between the hart and the encoding thread: a power of two, at
  * least 4 batches (property x-queue-len, for tests that need a full
- * queue).
+ * queue).  4 MiB, allocated when tracing starts: each time the encoding
+ * thread falls asleep on an empty queue, or the hart on a full one, a
+ * wake-up costs both threads system calls and scheduling, and the queue's
+ * length spaces them out.  From 16384 records (and a wake-up every 4096)
+ * to this, paired runs on the workload guest (2026-11-26, a busy host,
+ * 15-21 rounds): E-trace default modes on the CoreMark-like mix about
+ * 1.5x to 1.4x of untraced, sort 1.36x to 1.25x, recursion 1.9x to 1.6x;
+ * all modes 3.5x to 2.3x; N-trace BTM 3.5x to 2.7x.
  */
-#define TE_QUEUE_LEN            16384
+#define TE_QUEUE_LEN            262144
 #define TE_BATCH                256
 /* Batches the encoding thread encodes per hold of te->lock */
 #define TE_BATCHES_PER_LOCK     4
 /*
- * Queued records that wake the encoding thread: fewer, longer runs.  Each
- * wake-up is a system call on the hart's thread (1024: about 8000 a
- * second on CoreMark-like code, 2-5% slower than 4096).
+ * Queued records that wake the encoding thread: a quarter of the queue,
+ * fewer, longer runs (each wake-up is a system call on the hart's thread).
  */
-#define TE_WAKE                 4096
-/* ... but at most a quarter of the queue, so that it can be reached */
-#define TE_WAKE_OF(len)         MIN(TE_WAKE, (len) / 4)
+#define TE_WAKE_OF(len)         ((len) / 4)
 /* A hart stalled by a full queue goes on once it is down to half. */
 #define TE_ROOM_OF(len)         ((len) / 2)
 /* A queue-only record: stop tracing once the records before it are in. */
