@@ -224,9 +224,8 @@ struct RISCVTraceEncoderState {
     size_t budget;          /* bytes the sinks take in this burst */
     size_t staged;
     uint8_t stage[TE_STAGE_SIZE + TE_EMIT_COPY];   /* see te_emit() */
-    /* the codecs' output window on the stage: see te_window_open() */
+    /* the codecs' output window on the stage (pos NULL: closed) */
     ETraceWindow win;
-    bool win_open;
 
     /* Data trace: see te_data_block_done() */
     ETraceDataState dstate;
@@ -334,7 +333,6 @@ static void te_window_open(RISCVTraceEncoderState *te)
     size_t room = te->lost ? 0 : MIN(TE_STAGE_SIZE - te->staged, te->budget);
 
     te->win = (ETraceWindow) { .pos = pos, .end = pos + room };
-    te->win_open = true;
 }
 
 /* The packets written to the window join the stage; it closes. */
@@ -345,7 +343,6 @@ static void te_window_close(RISCVTraceEncoderState *te)
     te->staged += n;
     te->budget -= n;
     te->win = (ETraceWindow) { 0 };
-    te->win_open = false;
 }
 
 /* te_emit() for what its fast path leaves: a full stage, a lost packet */
@@ -403,7 +400,7 @@ static void te_emit(void *opaque, const uint8_t *bytes, size_t len)
 {
     RISCVTraceEncoderState *te = opaque;
 
-    if (te->win_open) {
+    if (te->win.pos) {
         te_window_close(te);
         te_stage(te, bytes, len);
         te_window_open(te);

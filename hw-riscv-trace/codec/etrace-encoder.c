@@ -332,15 +332,22 @@ static void send_lost(ETraceEncoder *e)
     send_support(e, e->enabled, ETRACE_QUAL_TRACE_LOST);
 }
 
-/* buf: ETRACE_MAX_PACKET bytes (ETraceEmitFn) */
-static void emit_bytes(ETraceEncoder *e, unsigned format, bool support,
-                       const uint8_t *buf, size_t n)
+/* The counts of a packet of n bytes sent */
+static inline void count_packet(ETraceEncoder *e, unsigned format,
+                                bool support, size_t n)
 {
     e->stats.packets[format & 3]++;
     e->stats.bytes += n;
     if (!support) {
         e->te_insts++;
     }
+}
+
+/* buf: ETRACE_MAX_PACKET bytes (ETraceEmitFn) */
+static void emit_bytes(ETraceEncoder *e, unsigned format, bool support,
+                       const uint8_t *buf, size_t n)
+{
+    count_packet(e, format, support, n);
     if (!etrace_window_put(e->win, buf, n)) {
         e->emit(e->opaque, buf, n);
     }
@@ -432,10 +439,7 @@ static inline void emit_f12(ETraceEncoder *e, unsigned format,
                                address, notify, updiscon, irreport,
                                e->calls.depth, w->pos);
     if (n) {
-        /* emit_bytes() without the call */
-        e->stats.packets[format]++;
-        e->stats.bytes += n;
-        e->te_insts++;
+        count_packet(e, format, false, n);
         w->pos += n;
     }
 }

@@ -75,6 +75,16 @@ static bool htm(const NTraceEncoder *e)
     return e->o.mode == NTRACE_MODE_HTM;
 }
 
+/* The counts of a message of n bytes sent (the periodic sync's too) */
+static inline void count_message(NTraceEncoder *e, size_t n)
+{
+    e->stats.messages++;
+    e->stats.bytes += n;
+    if (e->o.sync_mode == ETRACE_SYNC_PACKETS) {
+        e->sync_units++;
+    }
+}
+
 static void emit_bytes(NTraceEncoder *e, NTraceMessage *m)
 {
     uint8_t buf[NTRACE_MAX_MESSAGE];
@@ -86,11 +96,7 @@ static void emit_bytes(NTraceEncoder *e, NTraceMessage *m)
     if (!n) {
         return;                 /* no field is out of range: unreachable */
     }
-    e->stats.messages++;
-    e->stats.bytes += n;
-    if (e->o.sync_mode == ETRACE_SYNC_PACKETS) {
-        e->sync_units++;
-    }
+    count_message(e, n);
     if (direct) {
         e->win->pos += n;
         return;
@@ -245,11 +251,7 @@ static inline void emit_direct_branch(NTraceEncoder *e, uint64_t icnt)
         n++;
     } while (icnt);
     v |= (uint64_t)NTRACE_MSEO_END_MESSAGE << (8 * (n - 1));
-    e->stats.messages++;
-    e->stats.bytes += n;
-    if (e->o.sync_mode == ETRACE_SYNC_PACKETS) {
-        e->sync_units++;
-    }
+    count_message(e, n);
     if (likely(etrace_window_room(w, 8))) {
         etrace_store_le64(w->pos, v);
         w->pos += n;
