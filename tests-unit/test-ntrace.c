@@ -397,6 +397,41 @@ static void test_btm_branches(void)
 }
 
 /*
+ * DirectBranch's I-CNT at each length, one to four 6-bit pieces (the
+ * encoder packs this message by its own code), read back by the
+ * message unpacker.
+ */
+static void test_btm_icnt_lengths(void)
+{
+    static const unsigned icnts[] = {
+        4, 63, 64, 65, 4095, 4096, 0x2aaaa, 0x3ffff, 0x40000, 0x2aaaaa,
+        NTRACE_ICNT_MAX - 1,
+    };
+
+    for (unsigned i = 0; i < G_N_ELEMENTS(icnts); i++) {
+        Run r = {};
+        unsigned left = icnts[i] - 4;     /* the first and the last: 4 */
+
+        run_begin(&r, &btm);
+        feed(&r, blk(0x1000, 2, RISCV_ITYPE_NONE, true));
+        while (left) {
+            unsigned k = MIN(left, 0x8000);
+
+            feed(&r, blk(0x1000, k, RISCV_ITYPE_NONE, true));
+            left -= k;
+        }
+        feed(&r, blk(0x1000, 2, RISCV_ITYPE_TAKEN_BRANCH, true));
+        feed(&r, blk(0x2000, 2, RISCV_ITYPE_NONE, true));
+        run_end(&r);
+        g_assert_cmpuint(r.msgs->len, ==, 3);
+        g_assert_cmpuint(msg(&r, 1)->tcode, ==, NTRACE_TCODE_DIRECT_BRANCH);
+        g_assert_cmpuint(msg(&r, 1)->icnt, ==, icnts[i]);
+        check_end(&r, 2, 2);
+        run_free(&r);
+    }
+}
+
+/*
  * HTM: branch outcomes fill HIST (newest in bit 0); 31 of them send
  * ResourceFull; an indirect jump sends IndirectBranchHist, or
  * IndirectBranch when HIST is empty.
@@ -1141,6 +1176,8 @@ int main(int argc, char **argv)
     g_test_add_func("/ntrace/encoder/rules-example", test_rules_example);
     g_test_add_func("/ntrace/encoder/traps", test_traps);
     g_test_add_func("/ntrace/encoder/btm-branches", test_btm_branches);
+    g_test_add_func("/ntrace/encoder/btm-icnt-lengths",
+                    test_btm_icnt_lengths);
     g_test_add_func("/ntrace/encoder/htm-history", test_htm_history);
     g_test_add_func("/ntrace/encoder/implicit-return", test_implicit_return);
     g_test_add_func("/ntrace/encoder/icnt-full", test_icnt_full);

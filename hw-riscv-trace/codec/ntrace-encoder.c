@@ -233,24 +233,42 @@ static void send_sync(NTraceEncoder *e, uint64_t addr, const ETraceBlock *b)
  * BTM's DirectBranch without SRC: TCODE's byte and I-CNT's, six bits
  * each (the bytes ntrace_message_pack() makes), in one store.
  */
-static inline void emit_direct_branch(NTraceEncoder *e, uint64_t icnt)
+/*
+ * A DirectBranch with I-CNT icnt, as the little-endian word whose first
+ * bytes it is: returns how many.  Each 6-bit piece of I-CNT goes to the
+ * MDO bits of its own byte after the TCODE's, the last one with the
+ * message's end in MSEO.  Most branches are taken fewer than 64
+ * half-words after the last: one piece, no loop.
+ */
+static inline size_t direct_branch_word(uint64_t icnt, uint64_t *word)
 {
-    ETraceWindow *w = e->win;
     uint64_t v = NTRACE_TCODE_DIRECT_BRANCH << 2;
     size_t n = 1;
 
-    /* I-CNT (add_icnt() keeps it in NTRACE_ICNT_MAX) fits in 7 bytes */
     _Static_assert(NTRACE_MAX_MESSAGE >= 8 &&
                    (uint64_t)NTRACE_ICNT_MAX >> (7 * NTRACE_MDO_BITS) == 0,
                    "a DirectBranch in one 64-bit store");
-    flush_repeats(e);
-    e->last_branch.tcode = 0;
+    if (likely(icnt <= 0x3f)) {
+        *word = v | icnt << 10 | NTRACE_MSEO_END_MESSAGE << 8;
+        return 2;
+    }
     do {
         v |= (icnt & 0x3f) << (8 * n + 2);
         icnt >>= NTRACE_MDO_BITS;
         n++;
     } while (icnt);
-    v |= (uint64_t)NTRACE_MSEO_END_MESSAGE << (8 * (n - 1));
+    *word = v | (uint64_t)NTRACE_MSEO_END_MESSAGE << (8 * (n - 1));
+    return n;
+}
+
+static inline void emit_direct_branch(NTraceEncoder *e, uint64_t icnt)
+{
+    ETraceWindow *w = e->win;
+    uint64_t v;
+    size_t n = direct_branch_word(icnt, &v);
+
+    flush_repeats(e);
+    e->last_branch.tcode = 0;
     count_message(e, n);
     if (likely(etrace_window_room(w, 8))) {
         etrace_store_le64(w->pos, v);
@@ -788,75 +806,119 @@ static inline void take_quiet(NTraceEncoder *e, uint64_t iaddr,
 
 /*
  * BTM's commonest stretch: quiet branch blocks in a row, each taken one
- * a DirectBranch at the next block, in one loop with the state it
- * changes in locals: take_quiet() block after block, for as long as
- * nothing else can happen (no sync due or made due, no repeat mode or
- * SRC, no return to check, I-CNT far from full).  Returns the index of
- * the first block not taken.
+ * a DirectBranch at the next block: take_quiet() block after block, for
+ * as long as nothing else can happen (no sync due or made due, no repeat
+ * mode or SRC, no return to check, I-CNT far from full, room in the
+ * window), with the state it changes in locals and written once at the
+ * end.  A block is taken when it is plain and promised so
+ * (ETRACE_PB_PLAIN: iretire is not 0), a branch's (itypes 4 and 5, which
+ * differ in bit 0 only), of the current privilege and without the stop
+ * bits: one test, (info & mask) == want.  The sync mode is constant in
+ * each caller.  Returns the index of the first block not taken.
  */
+_Static_assert(RISCV_ITYPE_NOT_TAKEN_BRANCH == 4 &&
+               RISCV_ITYPE_TAKEN_BRANCH == 5,
+               "btm_run() tells a branch block by itype & ~1 == 4");
+
+static inline __attribute__((always_inline))
+size_t btm_run(NTraceEncoder *e, const ETracePackedBlock *pb, size_t i,
+               size_t n, uint64_t mask, uint64_t want, unsigned sync_mode)
+{
+    const ETracePackedBlock *p = &pb[i], *end = &pb[n];
+    uint64_t icnt = e->icnt, sync_units = e->sync_units, units = 0;
+    /* sync_period_over() once sync_units reaches it */
+    uint64_t sync_at = sync_mode == ETRACE_SYNC_OFF ? UINT64_MAX :
+                       UINT64_C(1) << (e->o.sync_max + 4);
+    bool direct = e->pending == NTRACE_PENDING_DIRECT;
+    uint8_t *buf = e->win ? e->win->pos : NULL;
+    size_t room = e->win ? e->win->end - buf : 0, used = 0;
+    uint64_t messages = 0;
+
+    if (sync_units >= sync_at) {
+        return i;
+    }
+    for (; p < end; p++) {
+        uint64_t info = p->info;
+        unsigned iretire = info & 0xffff;
+
+        if ((info & mask) != want || icnt + iretire > NTRACE_ICNT_MAX) {
+            break;
+        }
+        if (direct) {
+            uint64_t v;
+            size_t len = direct_branch_word(icnt, &v);
+
+            if (room - used < 8) {
+                break;      /* the general path emits it */
+            }
+            etrace_store_le64(buf + used, v);
+            used += len;
+            messages++;
+            sync_units += sync_mode == ETRACE_SYNC_PACKETS;
+            icnt = 0;
+        }
+        icnt += iretire;
+        units += iretire | (info & 0xffff0000) << 16;
+        sync_units += sync_mode == ETRACE_SYNC_CYCLES ?
+                      pb_field(info, ETRACE_PB_NINSNS_SHIFT, 16) :
+                      sync_mode == ETRACE_SYNC_HALFWORDS ? iretire : 0;
+        direct = info >> ETRACE_PB_ITYPE_SHIFT & 1;
+        if (sync_units >= sync_at) {
+            e->sync_due = true;
+            p++;
+            break;
+        }
+    }
+    if (p > &pb[i]) {
+        e->icnt = icnt;
+        e->sync_units = sync_units;
+        e->pending = direct ? NTRACE_PENDING_DIRECT : NTRACE_PENDING_NONE;
+        e->stats.halfwords += (uint32_t)units;
+        e->stats.instructions += units >> 32;
+        set_last_insn(e, p[-1].iaddr & e->addr_mask,
+                      pb_field(p[-1].info, ETRACE_PB_IRETIRE_SHIFT, 16),
+                      pb_field(p[-1].info, ETRACE_PB_ILASTSIZE_SHIFT, 1));
+    }
+    if (messages) {
+        e->last_branch.tcode = 0;
+        e->stats.messages += messages;
+        e->stats.bytes += used;
+        e->win->pos = buf + used;
+    }
+    return p - pb;
+}
+
 static size_t btm_branch_run(NTraceEncoder *e, const ETracePackedBlock *pb,
                              size_t i, size_t n, unsigned priv_mask,
                              uint64_t context, uint64_t stop_mask)
 {
-    uint64_t icnt = e->icnt, sync_units = e->sync_units;
-    uint64_t halfwords = 0, insns = 0, last_info = 0;
-    bool direct = e->pending == NTRACE_PENDING_DIRECT;
-    unsigned sync_mode = e->o.sync_mode, sync_max = e->o.sync_max;
-    /* quiet_packed(), with what does not change here in locals */
-    uint64_t mask = ETRACE_PB_PLAIN | ETRACE_PB_RUN |
-                    (uint64_t)priv_mask << ETRACE_PB_PRIV_SHIFT;
+    uint64_t mask = ETRACE_PB_PLAIN | ETRACE_PB_RUN | stop_mask |
+                    (uint64_t)priv_mask << ETRACE_PB_PRIV_SHIFT |
+                    UINT64_C(0xe) << ETRACE_PB_ITYPE_SHIFT;
     uint64_t want = ETRACE_PB_PLAIN |
-                    (uint64_t)e->priv << ETRACE_PB_PRIV_SHIFT;
-    size_t first = i;
+                    (uint64_t)e->priv << ETRACE_PB_PRIV_SHIFT |
+                    (uint64_t)RISCV_ITYPE_NOT_TAKEN_BRANCH <<
+                    ETRACE_PB_ITYPE_SHIFT;
 
     if (htm(e) || e->sync_due || e->o.repeat || e->p.src_bits ||
         e->ret_check || e->bcnt || e->hrepeat || !e->synced ||
         context != e->context || (e->priv & ~priv_mask) ||
-        (e->pending != NTRACE_PENDING_NONE && !direct)) {
+        (e->pending != NTRACE_PENDING_NONE &&
+         e->pending != NTRACE_PENDING_DIRECT)) {
         return i;
     }
-    for (; i < n; i++) {
-        uint64_t info = pb[i].info;
-        unsigned itype = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4);
-        unsigned iretire = pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16);
-        unsigned ninsns = pb_field(info, ETRACE_PB_NINSNS_SHIFT, 16);
-
-        if ((i && (info & stop_mask)) || (info & mask) != want ||
-            !iretire ||
-            (itype != RISCV_ITYPE_NOT_TAKEN_BRANCH &&
-             itype != RISCV_ITYPE_TAKEN_BRANCH) ||
-            icnt + iretire > NTRACE_ICNT_MAX) {
-            break;
-        }
-        if (direct) {
-            e->sync_units = sync_units;     /* it counts the message */
-            emit_direct_branch(e, icnt);
-            sync_units = e->sync_units;
-            icnt = 0;
-        }
-        icnt += iretire;
-        halfwords += iretire;
-        insns += ninsns;
-        sync_units += sync_units_of(sync_mode, ninsns, iretire);
-        direct = itype == RISCV_ITYPE_TAKEN_BRANCH;
-        last_info = info;
-        if (sync_period_over(sync_mode, sync_max, sync_units)) {
-            e->sync_due = true;
-            i++;
-            break;
-        }
+    switch (e->o.sync_mode) {
+    case ETRACE_SYNC_OFF:
+        return btm_run(e, pb, i, n, mask, want, ETRACE_SYNC_OFF);
+    case ETRACE_SYNC_PACKETS:
+        return btm_run(e, pb, i, n, mask, want, ETRACE_SYNC_PACKETS);
+    case ETRACE_SYNC_CYCLES:
+        return btm_run(e, pb, i, n, mask, want, ETRACE_SYNC_CYCLES);
+    case ETRACE_SYNC_HALFWORDS:
+        return btm_run(e, pb, i, n, mask, want, ETRACE_SYNC_HALFWORDS);
+    default:
+        return i;
     }
-    if (i > first) {
-        e->icnt = icnt;
-        e->sync_units = sync_units;
-        e->pending = direct ? NTRACE_PENDING_DIRECT : NTRACE_PENDING_NONE;
-        e->stats.halfwords += halfwords;
-        e->stats.instructions += insns;
-        set_last_insn(e, pb[i - 1].iaddr & e->addr_mask,
-                      pb_field(last_info, ETRACE_PB_IRETIRE_SHIFT, 16),
-                      pb_field(last_info, ETRACE_PB_ILASTSIZE_SHIFT, 1));
-    }
-    return i;
 }
 
 size_t ntrace_encoder_packed(NTraceEncoder *e, const ETraceParams *ep,
