@@ -67,8 +67,8 @@ static void test_pack_indirect_branch_hist(void)
 
     check_pack(&params64, &m, want, sizeof(want));
     /*
-     * Its own packer (no SRC, no timestamp): every field width, I-CNT's
-     * low four bits alone or not, read back whole.
+     * Its own packer (no SRC, no timestamp), IndirectBranch's too: every
+     * field width, I-CNT's low four bits alone or not, read back whole.
      */
     for (unsigned i = 0; i < 20000; i++) {
         uint8_t buf[NTRACE_MAX_MESSAGE];
@@ -76,11 +76,13 @@ static void test_pack_indirect_branch_hist(void)
         const char *err = NULL;
         size_t n;
 
+        m.tcode = i & 1 ? NTRACE_TCODE_INDIRECT_BRANCH :
+                          NTRACE_TCODE_INDIRECT_BRANCH_HIST;
         m.btype = g_rand_int_range(r, 0, 4);
         m.icnt = g_rand_int(r) >> g_rand_int_range(r, 0, 32);
         m.addr = ((uint64_t)g_rand_int(r) << 32 | g_rand_int(r)) >>
                  g_rand_int_range(r, 0, 64);
-        m.hist = (g_rand_int(r) | 1u) >> g_rand_int_range(r, 0, 32);
+        m.hist = i & 1 ? 0 : (g_rand_int(r) | 1u) >> g_rand_int_range(r, 0, 32);
         n = ntrace_message_pack(&params64, &m, buf);
         g_assert_cmpuint(n, >, 0);
         g_assert_cmpint(ntrace_message_unpack(&params64, buf, n, &back, &err),

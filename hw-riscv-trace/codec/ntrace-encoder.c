@@ -280,6 +280,31 @@ static inline void emit_direct_branch(NTraceEncoder *e, uint64_t icnt)
 }
 
 /*
+ * send_message_for() of an IndirectBranch or IndirectBranchHist to addr
+ * without a sync, repeat mode or SRC, straight into the window (which
+ * has room for any message): the commonest messages after DirectBranch.
+ */
+static void emit_indirect_branch(NTraceEncoder *e, uint64_t addr)
+{
+    uint64_t hist = htm(e) && e->hist != 1 ? e->hist : 0;
+    size_t n;
+
+    flush_repeats(e);
+    n = ntrace_pack_indirect_branch(e->win->pos, e->pending_btype, e->icnt,
+                                    (addr ^ e->last_addr) >> 1, hist);
+    e->win->pos += n;
+    count_message(e, n);
+    if (hist) {
+        e->hist = 1;
+        e->hist_len = NTRACE_HIST_BITS;
+    }
+    e->last_branch.tcode = 0;
+    e->icnt = 0;
+    e->pending = NTRACE_PENDING_NONE;
+    e->last_addr = addr;
+}
+
+/*
  * The pending message, with addr (out of line: most blocks have none,
  * and a message is a large local to clear).
  */
@@ -294,6 +319,11 @@ send_message_for(NTraceEncoder *e, uint64_t addr)
         emit_direct_branch(e, e->icnt);
         e->icnt = 0;
         e->pending = NTRACE_PENDING_NONE;
+        return;
+    }
+    if (e->pending == NTRACE_PENDING_INDIRECT && !sync && !e->o.repeat &&
+        !e->p.src_bits && etrace_window_room(e->win, NTRACE_MAX_MESSAGE)) {
+        emit_indirect_branch(e, addr & e->addr_mask);
         return;
     }
     m = (NTraceMessage) { .btype = e->pending_btype, .icnt = e->icnt };

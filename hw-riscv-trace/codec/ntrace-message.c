@@ -190,27 +190,25 @@ static inline void put_var(NTraceWriter *w, uint64_t v, unsigned mseo)
     w->n = put_var_bytes(w->buf + w->n, v, mseo) - w->buf;
 }
 
-/*
- * HTM's commonest message, IndirectBranchHist without SRC or a
- * timestamp, as the table below packs it: TCODE, then B-TYPE and I-CNT's
- * low four bits in one byte, I-CNT's other bits, U-ADDR and HIST.  At
- * most 1 + 11 * 3 bytes: it always fits.
- */
-static size_t pack_indirect_branch_hist(const NTraceMessage *m,
-                                        uint8_t *buf)
+size_t ntrace_pack_indirect_branch(uint8_t buf[NTRACE_MAX_MESSAGE],
+                                   unsigned btype, uint64_t icnt,
+                                   uint64_t addr, uint64_t hist)
 {
     uint8_t *p = buf + 2;
 
-    buf[0] = NTRACE_TCODE_INDIRECT_BRANCH_HIST << 2;
-    buf[1] = m->btype << 2 | (m->icnt & 0xf) << 4;
-    if (m->icnt >> 4) {
-        p = put_var_bytes(p, m->icnt >> 4, NTRACE_MSEO_END_FIELD);
+    buf[0] = (hist ? NTRACE_TCODE_INDIRECT_BRANCH_HIST :
+                     NTRACE_TCODE_INDIRECT_BRANCH) << 2;
+    buf[1] = (btype & 3) << 2 | (icnt & 0xf) << 4;
+    if (icnt >> 4) {
+        p = put_var_bytes(p, icnt >> 4, NTRACE_MSEO_END_FIELD);
     } else {
         buf[1] |= NTRACE_MSEO_END_FIELD;
     }
-    p = put_var_bytes(p, m->addr, NTRACE_MSEO_END_FIELD);
-    p = put_var_bytes(p, m->hist, NTRACE_MSEO_END_MESSAGE);
-    return p - buf;
+    if (!hist) {
+        return put_var_bytes(p, addr, NTRACE_MSEO_END_MESSAGE) - buf;
+    }
+    p = put_var_bytes(p, addr, NTRACE_MSEO_END_FIELD);
+    return put_var_bytes(p, hist, NTRACE_MSEO_END_MESSAGE) - buf;
 }
 
 size_t ntrace_message_pack(const NTraceParams *p, const NTraceMessage *m,
@@ -220,9 +218,13 @@ size_t ntrace_message_pack(const NTraceParams *p, const NTraceMessage *m,
     NTraceWriter w = { .buf = buf };
     int last = -1;
 
-    if (m->tcode == NTRACE_TCODE_INDIRECT_BRANCH_HIST && !p->src_bits &&
-        !m->has_tstamp && m->btype < 4) {
-        return pack_indirect_branch_hist(m, buf);
+    if ((m->tcode == NTRACE_TCODE_INDIRECT_BRANCH ||
+         (m->tcode == NTRACE_TCODE_INDIRECT_BRANCH_HIST && m->hist)) &&
+        !p->src_bits && !m->has_tstamp && m->btype < 4) {
+        return ntrace_pack_indirect_branch(buf, m->btype, m->icnt, m->addr,
+                                           m->tcode ==
+                                           NTRACE_TCODE_INDIRECT_BRANCH_HIST ?
+                                           m->hist : 0);
     }
     if (!l || p->src_bits > 12 || m->src >> p->src_bits) {
         return 0;

@@ -133,6 +133,18 @@ size_t ntrace_message_pack(const NTraceParams *p, const NTraceMessage *m,
                            uint8_t buf[NTRACE_MAX_MESSAGE]);
 
 /*
+ * The commonest messages after DirectBranch, as ntrace_message_pack()
+ * packs them without SRC or a timestamp, from their fields: HIST (with
+ * its stop bit) not 0 makes an IndirectBranchHist, 0 an IndirectBranch
+ * (btype below 4).  TCODE, then B-TYPE and I-CNT's low four bits in one
+ * byte, I-CNT's other bits, U-ADDR and HIST: at most 1 + 11 * 3 bytes.
+ * Returns the number of bytes.
+ */
+size_t ntrace_pack_indirect_branch(uint8_t buf[NTRACE_MAX_MESSAGE],
+                                   unsigned btype, uint64_t icnt,
+                                   uint64_t addr, uint64_t hist);
+
+/*
  * Unpack the message at the start of buf[0..len) (idle bytes before it
  * are skipped).  Returns the bytes used, idle included (> 0); 0 if buf
  * ends inside the message; -1 if the bytes are not a message of a TCODE
