@@ -66,6 +66,8 @@ struct NTraceEncoder {
 
     NTraceStats stats;
     ETraceWindow *win;          /* ntrace_encoder_set_window() */
+    /* itypes (bits) whose next block sends an indirect branch message */
+    uint32_t indirect_itypes;
     /* emit_direct_branch()'s bytes: no stack buffer to clear per message */
     uint8_t direct_msg[NTRACE_MAX_MESSAGE];
 };
@@ -951,6 +953,163 @@ static size_t btm_branch_run(NTraceEncoder *e, const ETracePackedBlock *pb,
     }
 }
 
+/*
+ * HTM's stretch of quiet blocks (the hart holds most branches back in
+ * runs, the others come one at a time): take_quiet() block after block
+ * without implicit return, repeat mode, SRC or a sync due, with the
+ * state it changes in locals and written once at the end.  An indirect
+ * branch message goes straight into the window (emit_indirect_branch()).
+ * A block is taken when it is plain (iretire is not 0), of the current
+ * privilege, without the stop bits, not a trap's, and when neither its
+ * I-CNT nor its branch would fill a register: those take the general
+ * path, which sends ResourceFull.  The sync mode is constant in each
+ * caller.  Returns the index of the first block not taken.
+ */
+static inline __attribute__((always_inline))
+size_t htm_run(NTraceEncoder *e, const ETracePackedBlock *pb, size_t i,
+               size_t n, uint64_t mask, uint64_t want, unsigned sync_mode)
+{
+    const ETracePackedBlock *p = &pb[i], *end = &pb[n];
+    const uint32_t branch = 1u << RISCV_ITYPE_NOT_TAKEN_BRANCH |
+                            1u << RISCV_ITYPE_TAKEN_BRANCH;
+    const uint32_t trap = 1u << RISCV_ITYPE_EXCEPTION |
+                          1u << RISCV_ITYPE_INTERRUPT;
+    uint32_t indirect_itypes = e->indirect_itypes;
+    uint64_t icnt = e->icnt, hist = e->hist, last_addr = e->last_addr;
+    uint64_t sync_units = e->sync_units, units = 0, messages = 0;
+    uint64_t sync_at = sync_mode == ETRACE_SYNC_OFF ? UINT64_MAX :
+                       UINT64_C(1) << (e->o.sync_max + 4);
+    bool indirect = e->pending == NTRACE_PENDING_INDIRECT;
+    unsigned btype = e->pending_btype;
+    uint8_t *buf = e->win->pos;
+    size_t room = e->win->end - buf, used = 0;
+    const ETracePackedBlock *last_plain = NULL;
+    uint64_t want_run = want ^ ETRACE_PB_PLAIN ^ ETRACE_PB_RUN;
+
+    if (sync_units >= sync_at) {
+        return i;
+    }
+    for (; p < end; p++) {
+        uint64_t info = p->info;
+        unsigned iretire = info & 0xffff;
+        unsigned itype = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4);
+        /* the block's I-CNT and HIST, after the message it sends */
+        uint64_t icnt_after = indirect ? 0 : icnt;
+        uint64_t hist_after = indirect ? 1 : hist;
+
+        if ((info & mask) == want_run) {
+            /* account_run(): no message comes before a run */
+            uint64_t map = p->iaddr;
+            unsigned runs = map ? 63 - __builtin_clzll(map) : 0;
+            unsigned have = 63 - __builtin_clzll(hist);
+
+            if (indirect || !runs || !iretire ||
+                icnt + iretire > NTRACE_ICNT_MAX ||
+                have + runs >= NTRACE_HIST_BITS) {
+                break;
+            }
+            icnt += iretire;
+            hist = hist << runs | reverse64(~map) >> (64 - runs);
+            last_plain = NULL;
+        } else {
+            if ((info & mask) != want || (trap >> itype & 1) ||
+                icnt_after + iretire > NTRACE_ICNT_MAX ||
+                ((branch >> itype & 1) &&
+                 (hist_after << 1) >> NTRACE_HIST_BITS)) {
+                break;
+            }
+            if (indirect) {
+                uint64_t addr = p->iaddr & e->addr_mask;
+
+                if (room - used < NTRACE_MAX_MESSAGE) {
+                    break;      /* the general path emits it */
+                }
+                used += ntrace_pack_indirect_branch(buf + used, btype, icnt,
+                                                    (addr ^ last_addr) >> 1,
+                                                    hist != 1 ? hist : 0);
+                last_addr = addr;
+                messages++;
+                sync_units += sync_mode == ETRACE_SYNC_PACKETS;
+                indirect = false;
+            }
+            icnt = icnt_after + iretire;
+            hist = hist_after;
+            if (branch >> itype & 1) {
+                hist = hist << 1 | (itype == RISCV_ITYPE_TAKEN_BRANCH);
+            } else if (indirect_itypes >> itype & 1) {
+                indirect = true;
+                btype = NTRACE_BTYPE_JUMP;
+            }
+            last_plain = p;
+        }
+        units += iretire | (info & 0xffff0000) << 16;
+        sync_units += sync_mode == ETRACE_SYNC_CYCLES ?
+                      pb_field(info, ETRACE_PB_NINSNS_SHIFT, 16) :
+                      sync_mode == ETRACE_SYNC_HALFWORDS ? iretire : 0;
+        if (sync_units >= sync_at) {
+            e->sync_due = true;
+            p++;
+            break;
+        }
+    }
+    if (p > &pb[i]) {
+        e->icnt = icnt;
+        e->hist = hist;
+        e->last_addr = last_addr;
+        e->sync_units = sync_units;
+        e->pending = indirect ? NTRACE_PENDING_INDIRECT : NTRACE_PENDING_NONE;
+        e->pending_btype = btype;
+        e->stats.halfwords += (uint32_t)units;
+        e->stats.instructions += units >> 32;
+        if (last_plain == p - 1) {
+            set_last_insn(e, last_plain->iaddr & e->addr_mask,
+                          pb_field(last_plain->info,
+                                   ETRACE_PB_IRETIRE_SHIFT, 16),
+                          pb_field(last_plain->info,
+                                   ETRACE_PB_ILASTSIZE_SHIFT, 1));
+        } else {
+            e->last_valid = false;  /* after a run */
+        }
+    }
+    if (messages) {
+        e->last_branch.tcode = 0;
+        e->stats.messages += messages;
+        e->stats.bytes += used;
+        e->win->pos = buf + used;
+    }
+    return p - pb;
+}
+
+static size_t htm_quiet_run(NTraceEncoder *e, const ETracePackedBlock *pb,
+                            size_t i, size_t n, unsigned priv_mask,
+                            uint64_t context, uint64_t stop_mask)
+{
+    uint64_t mask = ETRACE_PB_PLAIN | ETRACE_PB_RUN | stop_mask |
+                    (uint64_t)priv_mask << ETRACE_PB_PRIV_SHIFT;
+    uint64_t want = ETRACE_PB_PLAIN |
+                    (uint64_t)e->priv << ETRACE_PB_PRIV_SHIFT;
+
+    if (e->sync_due || e->o.repeat || e->p.src_bits || e->o.implicit_return ||
+        e->ret_check || e->bcnt || e->hrepeat || !e->synced || !e->win ||
+        e->hist_len != NTRACE_HIST_BITS ||
+        context != e->context || (e->priv & ~priv_mask) ||
+        e->pending == NTRACE_PENDING_DIRECT) {
+        return i;
+    }
+    switch (e->o.sync_mode) {
+    case ETRACE_SYNC_OFF:
+        return htm_run(e, pb, i, n, mask, want, ETRACE_SYNC_OFF);
+    case ETRACE_SYNC_PACKETS:
+        return htm_run(e, pb, i, n, mask, want, ETRACE_SYNC_PACKETS);
+    case ETRACE_SYNC_CYCLES:
+        return htm_run(e, pb, i, n, mask, want, ETRACE_SYNC_CYCLES);
+    case ETRACE_SYNC_HALFWORDS:
+        return htm_run(e, pb, i, n, mask, want, ETRACE_SYNC_HALFWORDS);
+    default:
+        return i;
+    }
+}
+
 size_t ntrace_encoder_packed(NTraceEncoder *e, const ETraceParams *ep,
                              const ETracePackedBlock *pb, size_t n,
                              uint64_t context, uint64_t stop_mask)
@@ -964,8 +1123,11 @@ size_t ntrace_encoder_packed(NTraceEncoder *e, const ETraceParams *ep,
         if (i && (info & stop_mask)) {
             return i;
         }
-        if (e->tracing && !htm(e)) {
-            i = btm_branch_run(e, pb, i, n, priv_mask, context, stop_mask);
+        if (e->tracing) {
+            i = htm(e) ? htm_quiet_run(e, pb, i, n, priv_mask, context,
+                                       stop_mask) :
+                         btm_branch_run(e, pb, i, n, priv_mask, context,
+                                        stop_mask);
             if (i == n) {
                 break;
             }
@@ -1026,6 +1188,12 @@ void ntrace_encoder_start(NTraceEncoder *e, const NTraceOptions *o)
     e->tracing = true;
     e->synced = false;
     e->sync_reason = NTRACE_SYNC_ENABLE;
+    e->indirect_itypes = 1u << RISCV_ITYPE_TRAP_RETURN;
+    for (unsigned t = 0; t < 16; t++) {
+        if (riscv_itype_is_uninferable(t)) {
+            e->indirect_itypes |= 1u << t;
+        }
+    }
     e->last_valid = false;
     reset_state(e, 0);
 }
