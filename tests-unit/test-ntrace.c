@@ -1138,6 +1138,8 @@ static void test_packed(void)
           false, false },
         { NTRACE_MODE_HTM, 0, ETRACE_SYNC_PACKETS, 0, false, false },
         { NTRACE_MODE_HTM, 0, ETRACE_SYNC_HALFWORDS, 0, false, false },
+        { NTRACE_MODE_BTM, ETRACE_IR_CALL_COUNTER, 0, 0, false, false },
+        { NTRACE_MODE_HTM, ETRACE_IR_CALL_COUNTER, 0, 0, false, false },
         { NTRACE_MODE_HTM, 0, ETRACE_SYNC_CYCLES, 0, false, true },
         { NTRACE_MODE_BTM, 0, 0, 2, false, true },
     };

@@ -242,7 +242,8 @@ static void send_sync(NTraceEncoder *e, uint64_t addr, const ETraceBlock *b)
  * message's end in MSEO.  Most branches are taken fewer than 64
  * half-words after the last: one piece, no loop.
  */
-static inline size_t direct_branch_word(uint64_t icnt, uint64_t *word)
+static inline __attribute__((always_inline))
+size_t direct_branch_word(uint64_t icnt, uint64_t *word)
 {
     uint64_t v = NTRACE_TCODE_DIRECT_BRANCH << 2;
     size_t n = 1;
@@ -837,155 +838,48 @@ static inline void take_quiet(NTraceEncoder *e, uint64_t iaddr,
 }
 
 /*
- * BTM's commonest stretch: quiet branch blocks in a row, each taken one
- * a DirectBranch at the next block: take_quiet() block after block, for
- * as long as nothing else can happen (no sync due or made due, no repeat
- * mode or SRC, no return to check, I-CNT far from full, room in the
- * window), with the state it changes in locals and written once at the
- * end.  A block is taken when it is plain and promised so
- * (ETRACE_PB_PLAIN: iretire is not 0), a branch's (itypes 4 and 5, which
- * differ in bit 0 only), of the current privilege and without the stop
- * bits: one test, (info & mask) == want.  The sync mode is constant in
- * each caller.  Returns the index of the first block not taken.
- */
-_Static_assert(RISCV_ITYPE_NOT_TAKEN_BRANCH == 4 &&
-               RISCV_ITYPE_TAKEN_BRANCH == 5,
-               "btm_run() tells a branch block by itype & ~1 == 4");
-
-static inline __attribute__((always_inline))
-size_t btm_run(NTraceEncoder *e, const ETracePackedBlock *pb, size_t i,
-               size_t n, uint64_t mask, uint64_t want, unsigned sync_mode)
-{
-    const ETracePackedBlock *p = &pb[i], *end = &pb[n];
-    uint64_t icnt = e->icnt, sync_units = e->sync_units, units = 0;
-    /* sync_period_over() once sync_units reaches it */
-    uint64_t sync_at = sync_mode == ETRACE_SYNC_OFF ? UINT64_MAX :
-                       UINT64_C(1) << (e->o.sync_max + 4);
-    bool direct = e->pending == NTRACE_PENDING_DIRECT;
-    uint8_t *buf = e->win ? e->win->pos : NULL;
-    size_t room = e->win ? e->win->end - buf : 0, used = 0;
-    uint64_t messages = 0;
-
-    if (sync_units >= sync_at) {
-        return i;
-    }
-    for (; p < end; p++) {
-        uint64_t info = p->info;
-        unsigned iretire = info & 0xffff;
-
-        if ((info & mask) != want || icnt + iretire > NTRACE_ICNT_MAX) {
-            break;
-        }
-        if (direct) {
-            uint64_t v;
-            size_t len = direct_branch_word(icnt, &v);
-
-            if (room - used < 8) {
-                break;      /* the general path emits it */
-            }
-            etrace_store_le64(buf + used, v);
-            used += len;
-            messages++;
-            sync_units += sync_mode == ETRACE_SYNC_PACKETS;
-            icnt = 0;
-        }
-        icnt += iretire;
-        units += iretire | (info & 0xffff0000) << 16;
-        sync_units += sync_mode == ETRACE_SYNC_CYCLES ?
-                      pb_field(info, ETRACE_PB_NINSNS_SHIFT, 16) :
-                      sync_mode == ETRACE_SYNC_HALFWORDS ? iretire : 0;
-        direct = info >> ETRACE_PB_ITYPE_SHIFT & 1;
-        if (sync_units >= sync_at) {
-            e->sync_due = true;
-            p++;
-            break;
-        }
-    }
-    if (p > &pb[i]) {
-        e->icnt = icnt;
-        e->sync_units = sync_units;
-        e->pending = direct ? NTRACE_PENDING_DIRECT : NTRACE_PENDING_NONE;
-        e->stats.halfwords += (uint32_t)units;
-        e->stats.instructions += units >> 32;
-        set_last_insn(e, p[-1].iaddr & e->addr_mask,
-                      pb_field(p[-1].info, ETRACE_PB_IRETIRE_SHIFT, 16),
-                      pb_field(p[-1].info, ETRACE_PB_ILASTSIZE_SHIFT, 1));
-    }
-    if (messages) {
-        e->last_branch.tcode = 0;
-        e->stats.messages += messages;
-        e->stats.bytes += used;
-        e->win->pos = buf + used;
-    }
-    return p - pb;
-}
-
-static size_t btm_branch_run(NTraceEncoder *e, const ETracePackedBlock *pb,
-                             size_t i, size_t n, unsigned priv_mask,
-                             uint64_t context, uint64_t stop_mask)
-{
-    uint64_t mask = ETRACE_PB_PLAIN | ETRACE_PB_RUN | stop_mask |
-                    (uint64_t)priv_mask << ETRACE_PB_PRIV_SHIFT |
-                    UINT64_C(0xe) << ETRACE_PB_ITYPE_SHIFT;
-    uint64_t want = ETRACE_PB_PLAIN |
-                    (uint64_t)e->priv << ETRACE_PB_PRIV_SHIFT |
-                    (uint64_t)RISCV_ITYPE_NOT_TAKEN_BRANCH <<
-                    ETRACE_PB_ITYPE_SHIFT;
-
-    if (htm(e) || e->sync_due || e->o.repeat || e->p.src_bits ||
-        e->ret_check || e->bcnt || e->hrepeat || !e->synced ||
-        context != e->context || (e->priv & ~priv_mask) ||
-        (e->pending != NTRACE_PENDING_NONE &&
-         e->pending != NTRACE_PENDING_DIRECT)) {
-        return i;
-    }
-    switch (e->o.sync_mode) {
-    case ETRACE_SYNC_OFF:
-        return btm_run(e, pb, i, n, mask, want, ETRACE_SYNC_OFF);
-    case ETRACE_SYNC_PACKETS:
-        return btm_run(e, pb, i, n, mask, want, ETRACE_SYNC_PACKETS);
-    case ETRACE_SYNC_CYCLES:
-        return btm_run(e, pb, i, n, mask, want, ETRACE_SYNC_CYCLES);
-    case ETRACE_SYNC_HALFWORDS:
-        return btm_run(e, pb, i, n, mask, want, ETRACE_SYNC_HALFWORDS);
-    default:
-        return i;
-    }
-}
-
-/*
- * HTM's stretch of quiet blocks (the hart holds most branches back in
- * runs, the others come one at a time): take_quiet() block after block
- * without implicit return, repeat mode, SRC or a sync due, with the
- * state it changes in locals and written once at the end.  An indirect
- * branch message goes straight into the window (emit_indirect_branch()).
- * A block is taken when it is plain (iretire is not 0), of the current
- * privilege, without the stop bits, not a trap's, and when neither its
- * I-CNT nor its branch would fill a register: those take the general
- * path, which sends ResourceFull.  The sync mode is constant in each
- * caller.  Returns the index of the first block not taken.
+ * The commonest stretch of records: quiet blocks, and in HTM the runs of
+ * branches the hart held back, take_quiet() and account_run() record
+ * after record, for as long as nothing else can happen (no sync due or
+ * made due, no repeat mode or SRC, no return to check), with the state
+ * they change in locals and written once at the end.  The messages
+ * (DirectBranch, IndirectBranch, IndirectBranchHist) go straight into
+ * the window.  A block is taken when it is plain (iretire is not 0), of
+ * the current privilege, without the stop bits, not a trap's nor, with
+ * implicit return, a call or a return, and when neither its I-CNT nor
+ * its branch would fill a register; else the general path takes it (it
+ * sends ResourceFull), as a block without room for its message.  The
+ * sync mode and the trace mode are constant in each caller.  Returns the
+ * index of the first record not taken.
  */
 static inline __attribute__((always_inline))
-size_t htm_run(NTraceEncoder *e, const ETracePackedBlock *pb, size_t i,
-               size_t n, uint64_t mask, uint64_t want, unsigned sync_mode)
+size_t quiet_run(NTraceEncoder *e, const ETracePackedBlock *pb, size_t i,
+                 size_t n, uint64_t mask, uint64_t want, unsigned sync_mode,
+                 bool hist_mode)
 {
     const ETracePackedBlock *p = &pb[i], *end = &pb[n];
+    const ETracePackedBlock *last_plain = NULL;
     const uint32_t branch = 1u << RISCV_ITYPE_NOT_TAKEN_BRANCH |
                             1u << RISCV_ITYPE_TAKEN_BRANCH;
-    const uint32_t trap = 1u << RISCV_ITYPE_EXCEPTION |
-                          1u << RISCV_ITYPE_INTERRUPT;
+    uint32_t stop_itypes = 1u << RISCV_ITYPE_EXCEPTION |
+                           1u << RISCV_ITYPE_INTERRUPT;
     uint32_t indirect_itypes = e->indirect_itypes;
+    uint64_t want_run = want ^ ETRACE_PB_PLAIN ^ ETRACE_PB_RUN;
     uint64_t icnt = e->icnt, hist = e->hist, last_addr = e->last_addr;
     uint64_t sync_units = e->sync_units, units = 0, messages = 0;
     uint64_t sync_at = sync_mode == ETRACE_SYNC_OFF ? UINT64_MAX :
                        UINT64_C(1) << (e->o.sync_max + 4);
-    bool indirect = e->pending == NTRACE_PENDING_INDIRECT;
+    NTracePending pending = e->pending;
     unsigned btype = e->pending_btype;
     uint8_t *buf = e->win->pos;
     size_t room = e->win->end - buf, used = 0;
-    const ETracePackedBlock *last_plain = NULL;
-    uint64_t want_run = want ^ ETRACE_PB_PLAIN ^ ETRACE_PB_RUN;
 
+    if (e->o.implicit_return) {
+        /* the call stack: account() */
+        stop_itypes |= 1u << RISCV_ITYPE_UNINFERABLE_CALL |
+                       1u << RISCV_ITYPE_INFERABLE_CALL |
+                       1u << RISCV_ITYPE_RETURN;
+    }
     if (sync_units >= sync_at) {
         return i;
     }
@@ -993,17 +887,17 @@ size_t htm_run(NTraceEncoder *e, const ETracePackedBlock *pb, size_t i,
         uint64_t info = p->info;
         unsigned iretire = info & 0xffff;
         unsigned itype = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4);
-        /* the block's I-CNT and HIST, after the message it sends */
-        uint64_t icnt_after = indirect ? 0 : icnt;
-        uint64_t hist_after = indirect ? 1 : hist;
+        /* I-CNT and HIST after the pending message, if any */
+        uint64_t icnt_after = pending ? 0 : icnt;
+        uint64_t hist_after = hist_mode && pending ? 1 : hist;
 
-        if ((info & mask) == want_run) {
+        if (hist_mode && (info & mask) == want_run) {
             /* account_run(): no message comes before a run */
             uint64_t map = p->iaddr;
             unsigned runs = map ? 63 - __builtin_clzll(map) : 0;
             unsigned have = 63 - __builtin_clzll(hist);
 
-            if (indirect || !runs || !iretire ||
+            if (pending || !runs || !iretire ||
                 icnt + iretire > NTRACE_ICNT_MAX ||
                 have + runs >= NTRACE_HIST_BITS) {
                 break;
@@ -1012,32 +906,45 @@ size_t htm_run(NTraceEncoder *e, const ETracePackedBlock *pb, size_t i,
             hist = hist << runs | reverse64(~map) >> (64 - runs);
             last_plain = NULL;
         } else {
-            if ((info & mask) != want || (trap >> itype & 1) ||
+            if ((info & mask) != want || (stop_itypes >> itype & 1) ||
                 icnt_after + iretire > NTRACE_ICNT_MAX ||
-                ((branch >> itype & 1) &&
+                (hist_mode && (branch >> itype & 1) &&
                  (hist_after << 1) >> NTRACE_HIST_BITS)) {
                 break;
             }
-            if (indirect) {
-                uint64_t addr = p->iaddr & e->addr_mask;
+            if (pending) {
+                uint64_t addr = p->iaddr & e->addr_mask, v;
 
                 if (room - used < NTRACE_MAX_MESSAGE) {
                     break;      /* the general path emits it */
                 }
-                used += ntrace_pack_indirect_branch(buf + used, btype, icnt,
-                                                    (addr ^ last_addr) >> 1,
-                                                    hist != 1 ? hist : 0);
-                last_addr = addr;
+                if (pending == NTRACE_PENDING_DIRECT) {
+                    size_t len = direct_branch_word(icnt, &v);
+
+                    etrace_store_le64(buf + used, v);
+                    used += len;
+                } else {
+                    used += ntrace_pack_indirect_branch(
+                        buf + used, btype, icnt, (addr ^ last_addr) >> 1,
+                        hist_mode && hist != 1 ? hist : 0);
+                    last_addr = addr;
+                }
                 messages++;
                 sync_units += sync_mode == ETRACE_SYNC_PACKETS;
-                indirect = false;
             }
             icnt = icnt_after + iretire;
             hist = hist_after;
+            pending = NTRACE_PENDING_NONE;
             if (branch >> itype & 1) {
-                hist = hist << 1 | (itype == RISCV_ITYPE_TAKEN_BRANCH);
+                bool taken = itype == RISCV_ITYPE_TAKEN_BRANCH;
+
+                if (hist_mode) {
+                    hist = hist << 1 | taken;
+                } else if (taken) {
+                    pending = NTRACE_PENDING_DIRECT;
+                }
             } else if (indirect_itypes >> itype & 1) {
-                indirect = true;
+                pending = NTRACE_PENDING_INDIRECT;
                 btype = NTRACE_BTYPE_JUMP;
             }
             last_plain = p;
@@ -1057,7 +964,7 @@ size_t htm_run(NTraceEncoder *e, const ETracePackedBlock *pb, size_t i,
         e->hist = hist;
         e->last_addr = last_addr;
         e->sync_units = sync_units;
-        e->pending = indirect ? NTRACE_PENDING_INDIRECT : NTRACE_PENDING_NONE;
+        e->pending = pending;
         e->pending_btype = btype;
         e->stats.halfwords += (uint32_t)units;
         e->stats.instructions += units >> 32;
@@ -1080,31 +987,41 @@ size_t htm_run(NTraceEncoder *e, const ETracePackedBlock *pb, size_t i,
     return p - pb;
 }
 
-static size_t htm_quiet_run(NTraceEncoder *e, const ETracePackedBlock *pb,
-                            size_t i, size_t n, unsigned priv_mask,
-                            uint64_t context, uint64_t stop_mask)
+/* quiet_run() from pb[i], if nothing rules it out */
+static size_t take_quiet_run(NTraceEncoder *e, const ETracePackedBlock *pb,
+                             size_t i, size_t n, unsigned priv_mask,
+                             uint64_t context, uint64_t stop_mask)
 {
     uint64_t mask = ETRACE_PB_PLAIN | ETRACE_PB_RUN | stop_mask |
                     (uint64_t)priv_mask << ETRACE_PB_PRIV_SHIFT;
     uint64_t want = ETRACE_PB_PLAIN |
                     (uint64_t)e->priv << ETRACE_PB_PRIV_SHIFT;
+    bool h = htm(e);
 
-    if (e->sync_due || e->o.repeat || e->p.src_bits || e->o.implicit_return ||
-        e->ret_check || e->bcnt || e->hrepeat || !e->synced || !e->win ||
+    if (e->sync_due || e->o.repeat || e->p.src_bits || e->ret_check ||
+        e->bcnt || e->hrepeat || !e->synced || !e->win ||
         e->hist_len != NTRACE_HIST_BITS ||
-        context != e->context || (e->priv & ~priv_mask) ||
-        e->pending == NTRACE_PENDING_DIRECT) {
+        context != e->context || (e->priv & ~priv_mask)) {
         return i;
     }
     switch (e->o.sync_mode) {
     case ETRACE_SYNC_OFF:
-        return htm_run(e, pb, i, n, mask, want, ETRACE_SYNC_OFF);
+        return h ? quiet_run(e, pb, i, n, mask, want, ETRACE_SYNC_OFF, true) :
+                   quiet_run(e, pb, i, n, mask, want, ETRACE_SYNC_OFF, false);
     case ETRACE_SYNC_PACKETS:
-        return htm_run(e, pb, i, n, mask, want, ETRACE_SYNC_PACKETS);
+        return h ?
+               quiet_run(e, pb, i, n, mask, want, ETRACE_SYNC_PACKETS, true) :
+               quiet_run(e, pb, i, n, mask, want, ETRACE_SYNC_PACKETS, false);
     case ETRACE_SYNC_CYCLES:
-        return htm_run(e, pb, i, n, mask, want, ETRACE_SYNC_CYCLES);
+        return h ?
+               quiet_run(e, pb, i, n, mask, want, ETRACE_SYNC_CYCLES, true) :
+               quiet_run(e, pb, i, n, mask, want, ETRACE_SYNC_CYCLES, false);
     case ETRACE_SYNC_HALFWORDS:
-        return htm_run(e, pb, i, n, mask, want, ETRACE_SYNC_HALFWORDS);
+        return h ?
+               quiet_run(e, pb, i, n, mask, want, ETRACE_SYNC_HALFWORDS,
+                         true) :
+               quiet_run(e, pb, i, n, mask, want, ETRACE_SYNC_HALFWORDS,
+                         false);
     default:
         return i;
     }
@@ -1124,10 +1041,7 @@ size_t ntrace_encoder_packed(NTraceEncoder *e, const ETraceParams *ep,
             return i;
         }
         if (e->tracing) {
-            i = htm(e) ? htm_quiet_run(e, pb, i, n, priv_mask, context,
-                                       stop_mask) :
-                         btm_branch_run(e, pb, i, n, priv_mask, context,
-                                        stop_mask);
+            i = take_quiet_run(e, pb, i, n, priv_mask, context, stop_mask);
             if (i == n) {
                 break;
             }

@@ -656,7 +656,8 @@ void etrace_encoder_set_window(ETraceEncoder *e, ETraceWindow *w);
  * N-trace): the sinks' word loads of a packet then forward from it
  * instead of waiting for byte stores to reach the cache.
  */
-static inline void etrace_store_le64(uint8_t *dst, uint64_t v)
+static inline __attribute__((always_inline))
+void etrace_store_le64(uint8_t *dst, uint64_t v)
 {
     const uint16_t one = 1;
     uint8_t first;
