@@ -1787,9 +1787,14 @@ static inline uint8_t *quiet_entry(const QuietPredictor *qp, uint64_t iaddr,
  */
 static inline __attribute__((always_inline))
 bool quiet_predicted_branch(uint8_t *entry, bool taken, uint64_t *branches,
-                            uint64_t *pbc, uint32_t *map)
+                            uint64_t *pbc, uint32_t *map, uint8_t **last,
+                            uint8_t *last_state)
 {
-    uint8_t state = *entry;
+    /*
+     * A loop's branch uses the entry it just wrote: its state from a
+     * register, not from a load that waits for that store.
+     */
+    uint8_t state = entry == *last ? *last_state : *entry;
     bool hit = etrace_bpred_taken(state) == taken;
     uint64_t next_pbc = *pbc + (hit & (*pbc == *branches));
 
@@ -1800,7 +1805,8 @@ bool quiet_predicted_branch(uint8_t *entry, bool taken, uint64_t *branches,
     if (*branches < MAX_MAP_BRANCHES) {
         *map |= (uint32_t)!taken << *branches;
     }
-    *entry = etrace_bpred_next(state, taken);
+    *entry = *last_state = etrace_bpred_next(state, taken);
+    *last = entry;
     *branches += 1;
     *pbc = next_pbc;
     return true;
@@ -1846,7 +1852,7 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
         .table = e->bpred, .lsb = e->p.iaddress_lsb_p,
         .mask = e->bpred_mask,
     };
-    uint8_t *entry = NULL;
+    uint8_t *entry = NULL, *last = NULL, last_state = 0;
 
     if (e->resync_units == &e->halfwords) {
         halfwords_left = units_left(halfwords, e->resync_fast_end);
@@ -1873,7 +1879,7 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
             branches += act;
         } else if (act &&
                    !quiet_predicted_branch(entry, taken, &branches, &pbc,
-                                           &map)) {
+                                           &map, &last, &last_state)) {
             break;
         }
         taken = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4) ==
