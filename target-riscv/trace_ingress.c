@@ -24,20 +24,25 @@
 
 uint64_t riscv_trace_cs_base(CPURISCVState *env)
 {
-    if (!qatomic_read(&env->trace_on)) {
-        return 0;
+    return qatomic_read(&env->trace_run.cs_base);
+}
+
+/* The TBs to translate, after trace_on or a field of trace_run changed */
+static void trace_update_cs_base(CPURISCVState *env)
+{
+    const RISCVTraceRun *run = &env->trace_run;
+    uint64_t cs_base = RISCV_CS_BASE_TRACE;
+
+    if (!env->trace_on) {
+        cs_base = 0;
+    } else if (run->data) {
+        cs_base |= RISCV_CS_BASE_TRACE_DATA;
+    } else if (run->enabled) {
+        cs_base |= RISCV_CS_BASE_TRACE_RUNS |
+                   (run->count_units ? RISCV_CS_BASE_TRACE_UNITS : 0) |
+                   (run->hold_calls ? RISCV_CS_BASE_TRACE_CALLS : 0);
     }
-    if (qatomic_read(&env->trace_run.data)) {
-        return RISCV_CS_BASE_TRACE | RISCV_CS_BASE_TRACE_DATA;
-    }
-    if (!qatomic_read(&env->trace_run.enabled)) {
-        return RISCV_CS_BASE_TRACE;
-    }
-    return RISCV_CS_BASE_TRACE | RISCV_CS_BASE_TRACE_RUNS |
-           (qatomic_read(&env->trace_run.count_units) ?
-            RISCV_CS_BASE_TRACE_UNITS : 0) |
-           (qatomic_read(&env->trace_run.hold_calls) ?
-            RISCV_CS_BASE_TRACE_CALLS : 0);
+    qatomic_set(&env->trace_run.cs_base, cs_base);
 }
 
 /*
@@ -323,6 +328,7 @@ void riscv_trace_append(CPUState *cs, const RISCVTraceRecord *rec)
 void riscv_trace_set_active(CPUState *cs, bool on)
 {
     qatomic_set(&cpu_env(cs)->trace_on, on);
+    trace_update_cs_base(cpu_env(cs));
     cpu_exit(cs);
 }
 
@@ -341,6 +347,7 @@ void riscv_trace_set_runs(CPUState *cs, bool on, bool count_units,
     qatomic_set(&env->trace_run.count_units, count_units);
     qatomic_set(&env->trace_run.hold_calls, hold_calls);
     qatomic_set(&env->trace_run.enabled, on);
+    trace_update_cs_base(env);
     if (current_cpu == cs) {
         cpu_exit(cs);
     }
@@ -356,6 +363,7 @@ void riscv_trace_set_data(CPUState *cs, bool on)
 
     trace_run_end(env, true);
     qatomic_set(&env->trace_run.data, on);
+    trace_update_cs_base(env);
     if (current_cpu == cs) {
         cpu_exit(cs);
     }

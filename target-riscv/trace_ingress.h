@@ -101,6 +101,12 @@ typedef struct RISCVTraceRun {
      * records go before their block's, which runs would reorder: no runs)
      */
     bool data;
+    /*
+     * What riscv_trace_cs_base() returns, from trace_on and the fields
+     * above whenever one of them is set (always with the BQL held): one
+     * load per TB lookup.
+     */
+    uint64_t cs_base;
 } RISCVTraceRun;
 
 /*
