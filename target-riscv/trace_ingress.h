@@ -63,14 +63,17 @@ typedef ETracePackedBlock RISCVTraceRecord;
  * block would save nothing), and so is every 63rd branch block in a row
  * (a resync needs two addressed blocks in a row: etrace.h).
  *
- * While units are not counted, a block that ends with an inferable jump
- * (jal without a link, an inferable tail call), with no transfer at all
- * (a TB that ends by size, unless with a constant load) or with an
- * inferable call while calls are nothing to the encoder (no implicit
- * return: RISCV_CS_BASE_TRACE_CALLS) is held too, under the same rules,
- * but only as the newest: it adds no outcome, and vanishes from the
- * trace when a later block becomes the newest (its instructions are
- * inferred, and none of them can be reported).  A held block is one
+ * A block that ends with an inferable jump (jal without a link, an
+ * inferable tail call), with no transfer at all (a TB that ends by
+ * size, unless with a constant load) or with an inferable call while
+ * calls are nothing to the encoder (no implicit return:
+ * RISCV_CS_BASE_TRACE_CALLS) is held too, under the same rules, but only
+ * as the newest: it adds no outcome, and vanishes from the trace when a
+ * later block becomes the newest (its instructions are inferred, and
+ * none of them can be reported).  While units are counted, such a block
+ * is held only after a branch block of the run and while the units it
+ * adds keep the run's iretire below 1024 (trace_ingress_translate.c.inc):
+ * its units stay in the run's when it vanishes.  A held block is one
  * with newest.info non-zero (trace_run_end() clears it).
  *
  * map: 1 = hold nothing, append the next block that may be held whole;
