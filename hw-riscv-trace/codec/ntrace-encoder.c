@@ -842,37 +842,174 @@ static inline void take_quiet(NTraceEncoder *e, uint64_t iaddr,
  * branches the hart held back, take_quiet() and account_run() record
  * after record, for as long as nothing else can happen (no sync due or
  * made due, no repeat mode or SRC, no return to check), with the state
- * they change in locals and written once at the end.  The messages
- * (DirectBranch, IndirectBranch, IndirectBranchHist) go straight into
- * the window.  A block is taken when it is plain (iretire is not 0), of
- * the current privilege, without the stop bits, not a trap's nor, with
- * implicit return, a call or a return, and when neither its I-CNT nor
- * its branch would fill a register; else the general path takes it (it
- * sends ResourceFull), as a block without room for its message.  The
- * sync mode and the trace mode are constant in each caller.  Returns the
- * index of the first record not taken.
+ * they change in locals (QuietState) and written once at the end.  The
+ * messages (DirectBranch, IndirectBranch, IndirectBranchHist) go straight
+ * into the window.  The sync mode and the trace mode are constant in
+ * each caller.
  */
+typedef struct QuietState {
+    /* of e, constant: copies the window's stores can not alias */
+    uint64_t addr_mask;
+    uint32_t indirect_itypes;
+    uint64_t icnt, hist, last_addr, sync_units;
+    uint64_t units;             /* iretire (bits 0-31), ninsns (32-63) */
+    uint64_t messages;
+    NTracePending pending;
+    unsigned btype;
+    uint8_t *buf;               /* the window */
+    size_t room, used;
+    const ETracePackedBlock *last_plain;    /* of the records taken */
+} QuietState;
+
+/* account_run() of run record p, if no register fills: else false */
+static inline __attribute__((always_inline))
+bool quiet_take_run(QuietState *q, const ETracePackedBlock *p)
+{
+    uint64_t map = p->iaddr;
+    unsigned iretire = p->info & 0xffff;
+    unsigned runs = map ? 63 - __builtin_clzll(map) : 0;
+    unsigned have = 63 - __builtin_clzll(q->hist);
+
+    /* no message comes before a run */
+    if (q->pending || !runs || !iretire ||
+        q->icnt + iretire > NTRACE_ICNT_MAX ||
+        have + runs >= NTRACE_HIST_BITS) {
+        return false;
+    }
+    q->icnt += iretire;
+    q->hist = q->hist << runs | reverse64(~map) >> (64 - runs);
+    q->last_plain = NULL;
+    return true;
+}
+
+/* The pending message, at plain block p; false if the window is full */
+static inline __attribute__((always_inline))
+bool quiet_send(QuietState *q, const ETracePackedBlock *p, unsigned sync_mode,
+                bool hist_mode)
+{
+    uint64_t addr = p->iaddr & q->addr_mask, v;
+
+    if (q->room - q->used < NTRACE_MAX_MESSAGE) {
+        return false;       /* the general path emits it */
+    }
+    if (q->pending == NTRACE_PENDING_DIRECT) {
+        size_t len = direct_branch_word(q->icnt, &v);
+
+        etrace_store_le64(q->buf + q->used, v);
+        q->used += len;
+    } else {
+        q->used += ntrace_pack_indirect_branch(
+            q->buf + q->used, q->btype, q->icnt, (addr ^ q->last_addr) >> 1,
+            hist_mode && q->hist != 1 ? q->hist : 0);
+        q->last_addr = addr;
+    }
+    q->messages++;
+    q->sync_units += sync_mode == ETRACE_SYNC_PACKETS;
+    return true;
+}
+
+/*
+ * take_quiet() of plain block p: taken when it is of the current
+ * privilege (mask, want), without the stop bits, not a trap's nor, with
+ * implicit return, a call or a return (stop_itypes), and when neither
+ * its I-CNT nor its branch would fill a register; else false, and the
+ * general path takes it (it sends ResourceFull), as a block without room
+ * for its message.
+ */
+static inline __attribute__((always_inline))
+bool quiet_take_block(QuietState *q, const ETracePackedBlock *p,
+                      uint64_t mask, uint64_t want, uint32_t stop_itypes,
+                      unsigned sync_mode, bool hist_mode)
+{
+    const uint32_t branch = 1u << RISCV_ITYPE_NOT_TAKEN_BRANCH |
+                            1u << RISCV_ITYPE_TAKEN_BRANCH;
+    uint64_t info = p->info;
+    unsigned iretire = info & 0xffff;
+    unsigned itype = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4);
+    /* I-CNT and HIST after the pending message, if any */
+    uint64_t icnt = q->pending ? 0 : q->icnt;
+    uint64_t hist = hist_mode && q->pending ? 1 : q->hist;
+
+    if ((info & mask) != want || (stop_itypes >> itype & 1) ||
+        icnt + iretire > NTRACE_ICNT_MAX ||
+        (hist_mode && (branch >> itype & 1) &&
+         (hist << 1) >> NTRACE_HIST_BITS)) {
+        return false;
+    }
+    if (q->pending && !quiet_send(q, p, sync_mode, hist_mode)) {
+        return false;
+    }
+    q->icnt = icnt + iretire;
+    q->hist = hist;
+    q->pending = NTRACE_PENDING_NONE;
+    if (branch >> itype & 1) {
+        bool taken = itype == RISCV_ITYPE_TAKEN_BRANCH;
+
+        if (hist_mode) {
+            q->hist = hist << 1 | taken;
+        } else if (taken) {
+            q->pending = NTRACE_PENDING_DIRECT;
+        }
+    } else if (q->indirect_itypes >> itype & 1) {
+        q->pending = NTRACE_PENDING_INDIRECT;
+        q->btype = NTRACE_BTYPE_JUMP;
+    }
+    q->last_plain = p;
+    return true;
+}
+
+/*
+ * The encoder's fields after the records before p were taken (inlined,
+ * so that q's address never escapes and q stays in registers)
+ */
+static inline __attribute__((always_inline))
+void quiet_store(NTraceEncoder *e, const QuietState *q,
+                        const ETracePackedBlock *p)
+{
+    const ETracePackedBlock *last = q->last_plain;
+
+    e->icnt = q->icnt;
+    e->hist = q->hist;
+    e->last_addr = q->last_addr;
+    e->sync_units = q->sync_units;
+    e->pending = q->pending;
+    e->pending_btype = q->btype;
+    e->stats.halfwords += (uint32_t)q->units;
+    e->stats.instructions += q->units >> 32;
+    if (last == p - 1) {
+        set_last_insn(e, last->iaddr & e->addr_mask,
+                      pb_field(last->info, ETRACE_PB_IRETIRE_SHIFT, 16),
+                      pb_field(last->info, ETRACE_PB_ILASTSIZE_SHIFT, 1));
+    } else {
+        e->last_valid = false;      /* after a run */
+    }
+    if (q->messages) {
+        e->last_branch.tcode = 0;
+        e->stats.messages += q->messages;
+        e->stats.bytes += q->used;
+        e->win->pos = q->buf + q->used;
+    }
+}
+
+/* The records from pb[i] on that quiet_take_*() take: the next index */
 static inline __attribute__((always_inline))
 size_t quiet_run(NTraceEncoder *e, const ETracePackedBlock *pb, size_t i,
                  size_t n, uint64_t mask, uint64_t want, unsigned sync_mode,
                  bool hist_mode)
 {
     const ETracePackedBlock *p = &pb[i], *end = &pb[n];
-    const ETracePackedBlock *last_plain = NULL;
-    const uint32_t branch = 1u << RISCV_ITYPE_NOT_TAKEN_BRANCH |
-                            1u << RISCV_ITYPE_TAKEN_BRANCH;
+    uint64_t want_run = want ^ ETRACE_PB_PLAIN ^ ETRACE_PB_RUN;
     uint32_t stop_itypes = 1u << RISCV_ITYPE_EXCEPTION |
                            1u << RISCV_ITYPE_INTERRUPT;
-    uint32_t indirect_itypes = e->indirect_itypes;
-    uint64_t want_run = want ^ ETRACE_PB_PLAIN ^ ETRACE_PB_RUN;
-    uint64_t icnt = e->icnt, hist = e->hist, last_addr = e->last_addr;
-    uint64_t sync_units = e->sync_units, units = 0, messages = 0;
     uint64_t sync_at = sync_mode == ETRACE_SYNC_OFF ? UINT64_MAX :
                        UINT64_C(1) << (e->o.sync_max + 4);
-    NTracePending pending = e->pending;
-    unsigned btype = e->pending_btype;
-    uint8_t *buf = e->win->pos;
-    size_t room = e->win->end - buf, used = 0;
+    QuietState q = {
+        .addr_mask = e->addr_mask, .indirect_itypes = e->indirect_itypes,
+        .icnt = e->icnt, .hist = e->hist, .last_addr = e->last_addr,
+        .sync_units = e->sync_units, .pending = e->pending,
+        .btype = e->pending_btype, .buf = e->win->pos,
+        .room = e->win->end - e->win->pos,
+    };
 
     if (e->o.implicit_return) {
         /* the call stack: account() */
@@ -880,109 +1017,31 @@ size_t quiet_run(NTraceEncoder *e, const ETracePackedBlock *pb, size_t i,
                        1u << RISCV_ITYPE_INFERABLE_CALL |
                        1u << RISCV_ITYPE_RETURN;
     }
-    if (sync_units >= sync_at) {
+    if (q.sync_units >= sync_at) {
         return i;
     }
     for (; p < end; p++) {
         uint64_t info = p->info;
-        unsigned iretire = info & 0xffff;
-        unsigned itype = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4);
-        /* I-CNT and HIST after the pending message, if any */
-        uint64_t icnt_after = pending ? 0 : icnt;
-        uint64_t hist_after = hist_mode && pending ? 1 : hist;
 
-        if (hist_mode && (info & mask) == want_run) {
-            /* account_run(): no message comes before a run */
-            uint64_t map = p->iaddr;
-            unsigned runs = map ? 63 - __builtin_clzll(map) : 0;
-            unsigned have = 63 - __builtin_clzll(hist);
-
-            if (pending || !runs || !iretire ||
-                icnt + iretire > NTRACE_ICNT_MAX ||
-                have + runs >= NTRACE_HIST_BITS) {
-                break;
-            }
-            icnt += iretire;
-            hist = hist << runs | reverse64(~map) >> (64 - runs);
-            last_plain = NULL;
-        } else {
-            if ((info & mask) != want || (stop_itypes >> itype & 1) ||
-                icnt_after + iretire > NTRACE_ICNT_MAX ||
-                (hist_mode && (branch >> itype & 1) &&
-                 (hist_after << 1) >> NTRACE_HIST_BITS)) {
-                break;
-            }
-            if (pending) {
-                uint64_t addr = p->iaddr & e->addr_mask, v;
-
-                if (room - used < NTRACE_MAX_MESSAGE) {
-                    break;      /* the general path emits it */
-                }
-                if (pending == NTRACE_PENDING_DIRECT) {
-                    size_t len = direct_branch_word(icnt, &v);
-
-                    etrace_store_le64(buf + used, v);
-                    used += len;
-                } else {
-                    used += ntrace_pack_indirect_branch(
-                        buf + used, btype, icnt, (addr ^ last_addr) >> 1,
-                        hist_mode && hist != 1 ? hist : 0);
-                    last_addr = addr;
-                }
-                messages++;
-                sync_units += sync_mode == ETRACE_SYNC_PACKETS;
-            }
-            icnt = icnt_after + iretire;
-            hist = hist_after;
-            pending = NTRACE_PENDING_NONE;
-            if (branch >> itype & 1) {
-                bool taken = itype == RISCV_ITYPE_TAKEN_BRANCH;
-
-                if (hist_mode) {
-                    hist = hist << 1 | taken;
-                } else if (taken) {
-                    pending = NTRACE_PENDING_DIRECT;
-                }
-            } else if (indirect_itypes >> itype & 1) {
-                pending = NTRACE_PENDING_INDIRECT;
-                btype = NTRACE_BTYPE_JUMP;
-            }
-            last_plain = p;
+        if (hist_mode && (info & mask) == want_run ?
+            !quiet_take_run(&q, p) :
+            !quiet_take_block(&q, p, mask, want, stop_itypes, sync_mode,
+                              hist_mode)) {
+            break;
         }
-        units += iretire | (info & 0xffff0000) << 16;
-        sync_units += sync_mode == ETRACE_SYNC_CYCLES ?
-                      pb_field(info, ETRACE_PB_NINSNS_SHIFT, 16) :
-                      sync_mode == ETRACE_SYNC_HALFWORDS ? iretire : 0;
-        if (sync_units >= sync_at) {
+        q.units += (info & 0xffff) | (info & 0xffff0000) << 16;
+        q.sync_units += sync_mode == ETRACE_SYNC_CYCLES ?
+                        pb_field(info, ETRACE_PB_NINSNS_SHIFT, 16) :
+                        sync_mode == ETRACE_SYNC_HALFWORDS ?
+                        (info & 0xffff) : 0;
+        if (q.sync_units >= sync_at) {
             e->sync_due = true;
             p++;
             break;
         }
     }
     if (p > &pb[i]) {
-        e->icnt = icnt;
-        e->hist = hist;
-        e->last_addr = last_addr;
-        e->sync_units = sync_units;
-        e->pending = pending;
-        e->pending_btype = btype;
-        e->stats.halfwords += (uint32_t)units;
-        e->stats.instructions += units >> 32;
-        if (last_plain == p - 1) {
-            set_last_insn(e, last_plain->iaddr & e->addr_mask,
-                          pb_field(last_plain->info,
-                                   ETRACE_PB_IRETIRE_SHIFT, 16),
-                          pb_field(last_plain->info,
-                                   ETRACE_PB_ILASTSIZE_SHIFT, 1));
-        } else {
-            e->last_valid = false;  /* after a run */
-        }
-    }
-    if (messages) {
-        e->last_branch.tcode = 0;
-        e->stats.messages += messages;
-        e->stats.bytes += used;
-        e->win->pos = buf + used;
+        quiet_store(e, &q, p);
     }
     return p - pb;
 }
