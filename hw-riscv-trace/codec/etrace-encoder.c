@@ -1812,18 +1812,6 @@ bool quiet_predicted_branch(uint8_t *entry, bool taken, uint64_t *branches,
     return true;
 }
 
-/*
- * A quiet run adds up its blocks' iretire (bits 0-31) and ninsns (bits
- * 32-63) in one word; QUIET_RUN_MAX blocks of at most 0xffff each fit.
- */
-#define QUIET_RUN_MAX       0x10000
-
-static inline uint64_t quiet_units(uint64_t info)
-{
-    return pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16) |
-           (uint64_t)pb_field(info, ETRACE_PB_NINSNS_SHIFT, 16) << 32;
-}
-
 /* What count has to go to reach end, or 0 */
 static inline uint64_t units_left(uint64_t count, uint64_t end)
 {
@@ -1836,8 +1824,8 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
                  bool count_units, bool bpred)
 {
     const ETracePackedBlock *p = &pb[i], *first = p;
-    const ETracePackedBlock *end = &pb[n - i > QUIET_RUN_MAX ?
-                                       i + QUIET_RUN_MAX : n];
+    const ETracePackedBlock *end = &pb[n - i > ETRACE_PACKED_UNITS_MAX ?
+                                       i + ETRACE_PACKED_UNITS_MAX : n];
     unsigned act = e->pending_act;
     bool taken = e->pending.itype == RISCV_ITYPE_TAKEN_BRANCH;
     uint64_t branches = e->branches, pbc = e->pbc, units = 0;
@@ -1888,7 +1876,7 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
         if (bpred && act == ACT_BRANCH) {
             entry = quiet_entry(&qp, p->iaddr, info);
         }
-        units += quiet_units(info);
+        units += etrace_packed_units(info);
     }
     if (p > first) {
         if (branches != e->branches) {

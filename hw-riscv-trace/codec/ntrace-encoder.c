@@ -235,40 +235,11 @@ static void send_sync(NTraceEncoder *e, uint64_t addr, const ETraceBlock *b)
  * BTM's DirectBranch without SRC: TCODE's byte and I-CNT's, six bits
  * each (the bytes ntrace_message_pack() makes), in one store.
  */
-/*
- * A DirectBranch with I-CNT icnt, as the little-endian word whose first
- * bytes it is: returns how many.  Each 6-bit piece of I-CNT goes to the
- * MDO bits of its own byte after the TCODE's, the last one with the
- * message's end in MSEO.  Most branches are taken fewer than 64
- * half-words after the last: one piece, no loop.
- */
-static inline __attribute__((always_inline))
-size_t direct_branch_word(uint64_t icnt, uint64_t *word)
-{
-    uint64_t v = NTRACE_TCODE_DIRECT_BRANCH << 2;
-    size_t n = 1;
-
-    _Static_assert(NTRACE_MAX_MESSAGE >= 8 &&
-                   (uint64_t)NTRACE_ICNT_MAX >> (7 * NTRACE_MDO_BITS) == 0,
-                   "a DirectBranch in one 64-bit store");
-    if (likely(icnt <= 0x3f)) {
-        *word = v | icnt << 10 | NTRACE_MSEO_END_MESSAGE << 8;
-        return 2;
-    }
-    do {
-        v |= (icnt & 0x3f) << (8 * n + 2);
-        icnt >>= NTRACE_MDO_BITS;
-        n++;
-    } while (icnt);
-    *word = v | (uint64_t)NTRACE_MSEO_END_MESSAGE << (8 * (n - 1));
-    return n;
-}
-
 static inline void emit_direct_branch(NTraceEncoder *e, uint64_t icnt)
 {
     ETraceWindow *w = e->win;
     uint64_t v;
-    size_t n = direct_branch_word(icnt, &v);
+    size_t n = ntrace_direct_branch_word(icnt, &v);
 
     flush_repeats(e);
     e->last_branch.tcode = 0;
@@ -852,7 +823,7 @@ typedef struct QuietState {
     uint64_t addr_mask;
     uint32_t indirect_itypes;
     uint64_t icnt, hist, last_addr, sync_units;
-    uint64_t units;             /* iretire (bits 0-31), ninsns (32-63) */
+    uint64_t units;             /* etrace_packed_units() added up */
     uint64_t messages;
     NTracePending pending;
     unsigned btype;
@@ -893,7 +864,7 @@ bool quiet_send(QuietState *q, const ETracePackedBlock *p, unsigned sync_mode,
         return false;       /* the general path emits it */
     }
     if (q->pending == NTRACE_PENDING_DIRECT) {
-        size_t len = direct_branch_word(q->icnt, &v);
+        size_t len = ntrace_direct_branch_word(q->icnt, &v);
 
         etrace_store_le64(q->buf + q->used, v);
         q->used += len;
@@ -997,7 +968,9 @@ size_t quiet_run(NTraceEncoder *e, const ETracePackedBlock *pb, size_t i,
                  size_t n, uint64_t mask, uint64_t want, unsigned sync_mode,
                  bool hist_mode)
 {
-    const ETracePackedBlock *p = &pb[i], *end = &pb[n];
+    const ETracePackedBlock *p = &pb[i];
+    const ETracePackedBlock *end = &pb[n - i > ETRACE_PACKED_UNITS_MAX ?
+                                       i + ETRACE_PACKED_UNITS_MAX : n];
     uint64_t want_run = want ^ ETRACE_PB_PLAIN ^ ETRACE_PB_RUN;
     uint32_t stop_itypes = 1u << RISCV_ITYPE_EXCEPTION |
                            1u << RISCV_ITYPE_INTERRUPT;
@@ -1029,7 +1002,7 @@ size_t quiet_run(NTraceEncoder *e, const ETracePackedBlock *pb, size_t i,
                               hist_mode)) {
             break;
         }
-        q.units += (info & 0xffff) | (info & 0xffff0000) << 16;
+        q.units += etrace_packed_units(info);
         q.sync_units += sync_mode == ETRACE_SYNC_CYCLES ?
                         pb_field(info, ETRACE_PB_NINSNS_SHIFT, 16) :
                         sync_mode == ETRACE_SYNC_HALFWORDS ?

@@ -218,6 +218,14 @@ size_t ntrace_message_pack(const NTraceParams *p, const NTraceMessage *m,
     NTraceWriter w = { .buf = buf };
     int last = -1;
 
+    if (m->tcode == NTRACE_TCODE_DIRECT_BRANCH && !p->src_bits &&
+        !m->has_tstamp && m->icnt <= NTRACE_ICNT_MAX) {
+        uint64_t word;
+        size_t n = ntrace_direct_branch_word(m->icnt, &word);
+
+        etrace_store_le64(buf, word);
+        return n;
+    }
     if ((m->tcode == NTRACE_TCODE_INDIRECT_BRANCH ||
          (m->tcode == NTRACE_TCODE_INDIRECT_BRANCH_HIST && m->hist)) &&
         !p->src_bits && !m->has_tstamp && m->btype < 4) {

@@ -90,6 +90,19 @@ enum {
 /* Bits 44 to 63 are the producer's own: the encoder ignores them. */
 #define ETRACE_PB_PRODUCER_SHIFT    44
 
+/*
+ * A block's iretire (bits 0-31) and ninsns (bits 32-63) in one word, so
+ * that the encoders' loops add up both with one addition: the sums of
+ * ETRACE_PACKED_UNITS_MAX blocks (of at most 0xffff each) fit.
+ */
+#define ETRACE_PACKED_UNITS_MAX     0x10000
+
+static inline uint64_t etrace_packed_units(uint64_t info)
+{
+    return ((info >> ETRACE_PB_IRETIRE_SHIFT) & 0xffff) |
+           ((info >> ETRACE_PB_NINSNS_SHIFT) & 0xffff) << 32;
+}
+
 /* Entries of the packed block whose info word this is: 2 for a trap. */
 static inline unsigned etrace_packed_len(uint64_t info)
 {
