@@ -1,0 +1,286 @@
+#!/bin/bash
+# Decode this QEMU's E-trace with the trace task group's reference flow
+# (riscv-non-isa/riscv-trace-spec, referenceFlow/scripts: the Python
+# models of the decoder algorithm and of the data trace decoder) and
+# compare what they rebuild with what rvtrace-decode rebuilds, which the
+# e2e suite checks against QEMU's own logs.
+#
+#   scripts/etrace-interop.sh RISCV_TRACE_SPEC
+#
+# RISCV_TRACE_SPEC is a checkout (or bare git directory) of
+# riscv-non-isa/riscv-trace-spec; nothing of it is copied into the
+# project: its scripts are run from a temporary directory.  Each case runs
+# an e2e guest (tests-e2e/run-e2e.py --keep) with the 2.0 packet layout
+# (riscv-trace-encoder.arch=1: the models read thaddr and the 2.0
+# support packet), then:
+#
+# - instructions: decoder_model.py decodes the instruction packets; the
+#   addresses it reports must be rvtrace-decode's, in order;
+# - data accesses (data=M cases): data_decoder_model.py decodes the data
+#   packets and the support packets; type, address, size and value of
+#   each access must be rvtrace-decode's.
+#
+# What the models need that the spec leaves to the implementation, done
+# here and nowhere else (docs/decoder.rst, "The reference flow"):
+# - the header's flow bits: the models take them as a message type (2
+#   instruction, 3 data); this encoder sends instruction packets with 0;
+# - padding: the RAM sink pads with zero bytes, which the models do not
+#   skip;
+# - the options of the support packet: their meaning is implementation
+#   defined, and the models use their own bits (ioptions: 0 implicit
+#   return, 1 implicit exception, 2 full address, 3 jump target cache,
+#   4 branch prediction; doptions: 0 no address, 1 no data, 2 full
+#   addresses, 3 full data), so each support packet is rewritten with
+#   this encoder's options in the models' bits;
+# - the static configuration (iaddress_width_p 64 or 32, ...: the
+#   discovery registers say it), and an objdump whose data in .text the
+#   models' ELF reader accepts (".word" as unimp, ".2byte" as c.unimp).
+#
+# The models implement the baseline algorithm only, and the cases use
+# what they implement.  Not compared, as the models can not read them:
+# implicit return, branch prediction, jump target cache and sequentially
+# inferable jumps (not implemented); implicit exception (the model reads
+# the trap packet's address whatever the mode); the data trace's
+# per-packet choice of compression (the model applies one compression
+# from the options, and resets it at support packets only, not after
+# every format 3 packet); atomics (the model's atomic packet has a 2-bit
+# size, op_len and data_len of size bits and XOR as subtype 5, not the
+# draft's table 7.8 and 7.9): the data cases compare the accesses before
+# the first atomic.  Needs a built project (build/, qemu/build).
+set -euo pipefail
+
+. "$(dirname "$0")/lib.sh"
+
+[ $# = 1 ] || die "usage: $0 RISCV_TRACE_SPEC (a checkout or git directory)"
+repo=$1
+work=$(mktemp -d)
+[ -n "${KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
+
+# The models from the task group's sources, as they are.
+if [ -d "$repo/referenceFlow/scripts" ]; then
+    cp -r "$repo/referenceFlow/scripts" "$work/ref"
+else
+    mkdir -p "$work/ref"
+    git --git-dir="$repo" archive HEAD:referenceFlow/scripts |
+        tar -x -C "$work/ref"
+fi
+[ -f "$work/ref/decoder_model.py" ] || die "no referenceFlow/scripts in $repo"
+
+objdump=${RVTRACE_OBJDUMP:-riscv64-unknown-elf-objdump}
+mkdir -p "$work/toolchain/bin"
+cat > "$work/toolchain/bin/riscv64-unknown-elf-objdump" <<EOF
+#!/bin/sh
+"$(command -v "$objdump")" "\$@" |
+    sed -e 's/\t\.word\t.*/\tunimp/' -e 's/\t\.2byte\t.*/\tc.unimp/' |
+    grep -v '\t\.[48]\?byte'
+EOF
+chmod +x "$work/toolchain/bin/riscv64-unknown-elf-objdump"
+export RISCV_TOOLCHAIN=$work/toolchain
+
+qemu=$RVPA_QEMU/build/qemu-system-riscv64
+plugin=$RVPA_QEMU/build/contrib/plugins/libexeclog.so
+memlog=$RVPA_BUILD/tests-e2e/libmemlog.so
+decoder=$RVPA_BUILD/rvtrace-decode
+elfs=$RVPA_BUILD/tests-e2e
+
+# The stream, split for the models: instruction packets (flow 2) with the
+# support packets rewritten, and data packets (flow 3) with the same
+# support packets.
+cat > "$work/split.py" <<'EOF'
+import sys
+
+src, inst_out, data_out = sys.argv[1:4]
+raw = open(src, 'rb').read()
+inst, data = bytearray(), bytearray()
+
+# this encoder's options bits (hw-riscv-trace/codec/include/etrace.h)
+FULL_ADDRESS, IMPLICIT_EXCEPTION = 1 << 0, 1 << 1
+IR_SHIFT, BPRED, JTC = 3, 1 << 5, 1 << 6
+DATA, NO_ADDRESS, NO_VALUE, DATA_FULL = 1 << 7, 1 << 8, 1 << 9, 1 << 10
+
+
+def support(payload):
+    """Our support packet (2.0 layout) in the models' option bits."""
+    bits = len(payload) * 8
+    v = int.from_bytes(payload, 'little')
+    if v >> (bits - 1):
+        v |= -1 << bits                 # sign-based compression
+    head = v & 0xff                     # format .. qual_status
+    opts = (v >> 8) & 0xfff
+    denable, dloss = (v >> 20) & 1, (v >> 21) & 1
+    iopts = ((((opts >> IR_SHIFT) & 3) != 0) << 0 |
+             bool(opts & IMPLICIT_EXCEPTION) << 1 |
+             bool(opts & FULL_ADDRESS) << 2 |
+             bool(opts & JTC) << 3 | bool(opts & BPRED) << 4)
+    dopts = (bool(opts & NO_ADDRESS) << 0 | bool(opts & NO_VALUE) << 1 |
+             bool(opts & DATA_FULL) << 2 | bool(opts & DATA_FULL) << 3)
+    out = head | iopts << 8 | denable << 13 | dloss << 14 | dopts << 15
+    return out.to_bytes(3, 'little')
+
+
+i = 0
+while i < len(raw):
+    h = raw[i]
+    if h == 0:                          # padding
+        i += 1
+        continue
+    assert not h & 0x80, 'extended header at %d' % i
+    n, flow = h & 0x1f, (h >> 5) & 3
+    payload = raw[i + 1:i + 1 + n]
+    i += 1 + n
+    if flow == 3:
+        data += bytes([0x60 | n]) + payload
+    elif payload[0] & 0xf == 0xf:       # format 3 subformat 3
+        p = support(payload)
+        inst += bytes([0x40 | len(p)]) + p
+        data += bytes([0x40 | len(p)]) + p
+    else:
+        inst += bytes([0x40 | n]) + payload
+open(inst_out, 'wb').write(inst)
+open(data_out, 'wb').write(data)
+EOF
+
+cat > "$work/compare.py" <<'EOF'
+import csv
+import json
+import sys
+
+kind, ref_path, ours_path = sys.argv[1:4]
+if kind == 'inst':
+    ref = [int(l, 16) for l in open(ref_path) if l.strip()]
+    ours = [int(l, 16) for l in open(ours_path) if l.startswith('0x')]
+    what = 'instructions'
+else:
+    # DTYPE (table 4.12): 0 load, 1 store, 4-6 CSR; CSR data: the operand
+    # above the value, each in the bytes its packet gave it (the fewest
+    # that hold it: etrace-data.h)
+    dtypes = {'load': 0, 'store': 1, 'csrrw': 4, 'csrrs': 5, 'csrrc': 6}
+
+    def nbytes(v):
+        return max(1, (v.bit_length() + 7) // 8)
+
+    ref = [(int(r['DTYPE']), int(r['DADDR'], 16), int(r['DATA'], 16))
+           for r in csv.DictReader(open(ref_path))]
+    ours = []
+    for line in open(ours_path):
+        d = json.loads(line).get('data')
+        if not d:
+            continue
+        value = int(d['value'], 16)
+        if 'operand' in d and (int(d['addr'], 16) >> 10) != 3:
+            value |= int(d['operand'], 16) << (8 * nbytes(value))
+        if d['dtype'] not in dtypes:
+            # an atomic: the model's atomic packet is not the draft's
+            # (size 2 bits, op_len and data_len size bits): it stops here
+            what = 'data accesses before the first atomic'
+            ref = ref[:len(ours)]
+            break
+        ours.append((dtypes[d['dtype']], int(d['addr'], 16), value))
+    else:
+        what = 'data accesses'
+same = ref == ours
+print('%d %s from the reference model, %d from rvtrace-decode: %s' %
+      (len(ref), what, len(ours), 'identical' if same else 'DIFFERENT'))
+if not same:
+    for n, (a, b) in enumerate(zip(ref, ours)):
+        if a != b:
+            print('first difference at %d: %r against %r' % (n, a, b))
+            break
+sys.exit(0 if same and ref else 1)
+EOF
+
+scf() {
+    cat <<EOF
+[Required Attributes]
+arch_p=1
+bpred_size_p=6
+cache_size_p=4
+call_counter_size_p=4
+context_width_p=$(( $1 == 32 ? 9 : 16 ))
+time_width_p=0
+ecause_width_p=6
+f0s_width_p=1
+iaddress_lsb_p=1
+iaddress_width_p=$1
+nocontext_p=0
+notime_p=1
+privilege_width_p=3
+return_stack_size_p=4
+sijump_p=1
+[required]
+daddress_width_p = $1
+dblock_width_p = 1
+data_width_p = $1
+dsize_width_p = 3
+dtype_width_p = 4
+iaddr_lsbs_width_p = 1
+lrid_width_p = 1
+lresp_width_p = 1
+ldata_width_p = $1
+sdata_width_p = $1
+EOF
+}
+
+# name guest xlen append (data=M: also the data accesses)
+cases=(
+    "coremark workloads 64 work=coremark_iters=2_trace=0"
+    "sort workloads 64 work=sort_iters=1_trace=0"
+    "recursion workloads 64 work=recursion_iters=2_trace=0"
+    "traps traps 64 rounds=1_trace=0"
+    "full-address workloads 64 work=sort_iters=1_trace=1"
+    "resync workloads 64 work=coremark_iters=1_trace=0_syncmode=1_syncmax=0"
+    "traps-rv32 traps 32 rounds=1_trace=0"
+    "data-full workloads 64 work=coremark_iters=1_trace=0_data=2"
+    "data-traps traps 64 rounds=1_trace=0_data=2"
+    "data-rv32 workloads 32 work=sort_iters=1_trace=0_data=2"
+)
+failed=0
+for c in "${cases[@]}"; do
+    read -r name guest xlen append <<< "$c"
+    elf=$elfs/e2e-$guest-rv$xlen.elf
+    dir=$work/$name
+    extra=()
+    case $append in
+    *data=*) extra=(--memlog "$memlog") ;;
+    esac
+    if ! python3 "$RVPA_ROOT/tests-e2e/run-e2e.py" --qemu "$qemu" \
+            --plugin "$plugin" --decoder "$decoder" --elf "$elf" \
+            --cpu "rv$xlen" --append "${append//_/ }" --workdir "$dir" \
+            --qemu-arg=-global --qemu-arg=riscv-trace-encoder.arch=1 \
+            --decode-arg=--arch --decode-arg=2.0 "${extra[@]}" \
+            --keep --compare-arg=--segments=1 > "$work/$name.log" 2>&1; then
+        echo "$name: the e2e run failed"
+        tail -5 "$work/$name.log"
+        failed=1
+        continue
+    fi
+    python3 "$work/split.py" "$dir/trace-hart0.bin" "$dir/inst.te_inst_raw" \
+        "$dir/data.te_data_raw"
+    scf "$xlen" > "$dir/ref.scf"
+    rv32=false
+    [ "$xlen" = 32 ] && rv32=true
+    printf '[required]\nobject-files = %s\n[flags]\nuse-rv32-isa = %s\n' \
+        "$elf" "$rv32" > "$dir/ref.ucf"
+    (cd "$dir" && python3 "$work/ref/decoder_model.py" -c ref.scf \
+        -u ref.ucf -i inst.te_inst_raw > decoder_model.txt 2>&1) || true
+    if ! python3 "$work/compare.py" inst "$dir/inst.decoder.trace" \
+            "$dir/decoded-hart0.txt" | sed "s/^/$name: /"; then
+        echo "$name: decoder_model.py disagrees"
+        tail -3 "$dir/decoder_model.txt"
+        failed=1
+    fi
+    case $append in
+    *data=*)
+        (cd "$dir" && python3 "$work/ref/data_decoder_model.py" -c ref.scf \
+            -i data.te_data_raw > data_decoder_model.txt 2>&1) || true
+        if ! python3 "$work/compare.py" data "$dir/data.decoder.trace" \
+                "$dir/decoded-data-hart0.json" | sed "s/^/$name: /"; then
+            echo "$name: data_decoder_model.py disagrees"
+            tail -3 "$dir/data_decoder_model.txt"
+            failed=1
+        fi
+        ;;
+    esac
+done
+[ $failed = 0 ] || die "the reference flow disagreed on some cases"
+info "the reference flow decodes every case as rvtrace-decode does"
