@@ -119,6 +119,29 @@ static void test_csr(void)
     check(&p, &data_on, &enc, &dec, &a, want, sizeof(want));
 }
 
+/*
+ * Table 7.13: csrrw of minstret (0xb02) with no_value: format, subtype,
+ * a 1-bit diff (0: full address), address[11:6], address[5:0]; a diff of
+ * 1 (a differential address, never sent) is refused.
+ */
+static void test_csr_address_only(void)
+{
+    static const uint8_t want[] = { 0x62, 0x05, 0x2b };
+    static const uint8_t differential[] = { 0x62, 0x25, 0x2b };
+    ETraceParams p = params(64);
+    ETraceOptions o = { .data = true, .data_no_value = true };
+    ETraceDataState enc = { 0 }, dec = { 0 };
+    ETraceDataAccess a = { .dtype = ETRACE_DTYPE_CSR_RW, .dsize = 3,
+                           .daddr = 0xb02 }, back;
+    const char *err = NULL;
+
+    check(&p, &o, &enc, &dec, &a, want, sizeof(want));
+    g_assert_cmpint(etrace_data_unpack(&p, &o, &dec, differential,
+                                       sizeof(differential), &back, &err),
+                    ==, -1);
+    g_assert_nonnull(err);
+}
+
 /* Table 7.6: amoadd.w, operand 5, loaded 0x10. */
 static void test_atomic(void)
 {
@@ -288,6 +311,7 @@ int main(int argc, char **argv)
                     test_store_differential);
     g_test_add_func("/etrace-data/load-unaligned", test_load_unaligned);
     g_test_add_func("/etrace-data/csr", test_csr);
+    g_test_add_func("/etrace-data/csr-address-only", test_csr_address_only);
     g_test_add_func("/etrace-data/atomic", test_atomic);
     g_test_add_func("/etrace-data/rejects", test_rejects);
     g_test_add_func("/etrace-data/roundtrip", test_roundtrip);

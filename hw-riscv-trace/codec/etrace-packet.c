@@ -971,7 +971,13 @@ static const char *walk_data_csr(BitCodec *c, const ETraceParams *p,
     if (pkt->subtype == 3) {
         return "reserved CSR subtype";
     }
-    if (!o->data_no_value) {
+    if (o->data_no_value) {
+        /* table 7.13: 1 = a differential address, which is not sent */
+        field_uint(c, &pkt->diff, 1);
+        if (pkt->diff) {
+            return "differential CSR address";
+        }
+    } else {
         field_uint(c, &pkt->diff, 2);
         if (pkt->diff == ETRACE_DDIFF_DATA_FULL) {
             return "reserved diff";

@@ -32,7 +32,9 @@
  *   AMOMINU are sent as max and min (the instruction tells them apart).
  * - CSR packets always carry the 12-bit address (also with no_address),
  *   uncompressed; the operand is left out for a read-only CSR
- *   (address[11:10] = 3); with no_value the packet has no diff field.
+ *   (address[11:10] = 3); with no_value the diff field is 1 bit, always
+ *   0 (full address; table 7.13 allows 0 or 1 bits: 1 is what the trace
+ *   task group's reference data decoder reads).
  *   The data is the value the CSR instruction read (0 for csrw, which
  *   does not read), the operand the rs1 value or immediate it wrote
  *   with.
