@@ -156,7 +156,8 @@ import sys
 
 kind, ref_path, ours_path = sys.argv[1:4]
 if kind == 'inst':
-    ref = [int(l, 16) for l in open(ref_path) if l.strip()]
+    ref = [int(l, 16) for l in open(ref_path)
+           if l.strip() and not l.startswith('#')]
     ours = [int(l, 16) for l in open(ours_path) if l.startswith('0x')]
     what = 'instructions'
 else:
@@ -295,3 +296,133 @@ for c in "${cases[@]}"; do
 done
 [ $failed = 0 ] || die "the reference flow disagreed on some cases"
 info "the reference flow decodes every case as rvtrace-decode does"
+
+# The other way round: encoder_model.py encodes the instructions this
+# QEMU's trace decoded to (the encoder input port of chapter 4, one
+# retired instruction per row, itype from the objdump of the ELF and the
+# next address), rvtrace-decode decodes its packets, and both encoders'
+# bits per instruction are printed.  The model's support packet gets this
+# encoder's option bits (the inverse of split.py's rewrite).  The two
+# encoders send the same packets but for the model's irdepth, all ones
+# where it carries nothing, which sign-based compression removes only
+# from packets whose address is negative (this encoder sends the sign).
+cat > "$work/enc-input.py" <<'EOF'
+import re
+import subprocess
+import sys
+
+objdump, elf, decoded, out = sys.argv[1:5]
+insns = {}
+for line in subprocess.run([objdump, '-M', 'no-aliases', '-d', elf],
+                           capture_output=True, text=True).stdout.splitlines():
+    f = line.split('\t')
+    if len(f) >= 3 and re.match(r'\s*[0-9a-f]+:$', f[0]):
+        insns[int(f[0].strip()[:-1], 16)] = (len(f[1].strip()) // 2,
+                                             f[2].strip(),
+                                             f[3] if len(f) > 3 else '')
+pcs = [int(l, 16) for l in open(decoded) if l.startswith('0x')]
+BRANCHES = {'beq', 'bne', 'blt', 'bge', 'bltu', 'bgeu', 'c.beqz', 'c.bnez'}
+
+
+def itype(pc, nxt):
+    """Table 4.3 with itype_width_p 3: 0, 3 return, 4/5 branch, 6 jump"""
+    size, op, args = insns[pc]
+    if op in BRANCHES:
+        return 4 if nxt == pc + size else 5
+    if op in ('c.jr', 'c.jalr') or (op == 'jalr' and
+                                   not args.endswith('(zero)')):
+        return 6
+    if op in ('mret', 'sret', 'uret', 'dret'):
+        return 3
+    return 0
+
+
+with open(out, 'w') as f:
+    f.write('itype_0,cause,tval,priv,iaddr_0,context,ctype,iretire_0,'
+            'ilastsize_0\n')
+    for i, pc in enumerate(pcs):
+        size = insns[pc][0]
+        nxt = pcs[i + 1] if i + 1 < len(pcs) else pc + size
+        f.write('%d,0,0,3,%x,0,0,%d,%d\n' %
+                (itype(pc, nxt), pc, size // 2, size == 4))
+print(len(pcs))
+EOF
+
+cat > "$work/from-ref.py" <<'EOF'
+import sys
+
+raw = open(sys.argv[1], 'rb').read()
+out = bytearray()
+i = 0
+while i < len(raw):
+    h = raw[i]
+    n = h & 0x1f
+    payload = raw[i + 1:i + 1 + n]
+    i += 1 + n
+    if payload[0] & 0xf == 0xf:         # format 3 subformat 3
+        v = int.from_bytes(payload, 'little')
+        head = v & 0xff
+        io = (v >> 8) & 0x1f
+        denable, dloss = (v >> 13) & 1, (v >> 14) & 1
+        # the model's ioptions (0 IR, 1 IE, 2 FA, 3 JTC, 4 BP) in this
+        # encoder's bits (etrace.h); its IR is a return stack
+        opts = ((io >> 2) & 1) | ((io >> 1) & 1) << 1 | (io & 1) * 0x18 | \
+               ((io >> 4) & 1) << 5 | ((io >> 3) & 1) << 6
+        v = head | opts << 8 | denable << 20 | dloss << 21
+        payload = v.to_bytes(3, 'little')
+    out += bytes([len(payload)]) + payload
+open(sys.argv[2], 'wb').write(out)
+EOF
+
+# name append ucf [codec] full-address.  Not full addresses: the model
+# sends them unshifted (its AddressHandler.get() drops no iaddress_lsb_p
+# bits in that mode, where its own decoder, and the spec, drop them).
+enc_cases=(
+    "coremark work=coremark_iters=2_trace=0 false"
+    "sort work=sort_iters=1_trace=0 false"
+    "recursion work=recursion_iters=2_trace=0 false"
+)
+elf=$elfs/e2e-workloads-rv64.elf
+echo "Bits per instruction, default modes, no periodic sync:"
+printf '%-16s %12s %12s %16s\n' workload instructions "this QEMU" \
+    "encoder_model"
+for c in "${enc_cases[@]}"; do
+    read -r name append full <<< "$c"
+    dir=$work/enc-$name
+    python3 "$RVPA_ROOT/tests-e2e/run-e2e.py" --qemu "$qemu" \
+        --plugin "$plugin" --decoder "$decoder" --elf "$elf" --cpu rv64 \
+        --append "syncmode=0 ${append//_/ }" \
+        --qemu-arg=-global --qemu-arg=riscv-trace-encoder.arch=1 \
+        --decode-arg=--arch --decode-arg=2.0 \
+        --workdir "$dir" --keep --compare-arg=--segments=1 \
+        > "$work/enc-$name.log" 2>&1 ||
+        die "$name: the e2e run failed ($(tail -1 "$work/enc-$name.log"))"
+    python3 "$work/split.py" "$dir/trace-hart0.bin" "$dir/inst.te_inst_raw" \
+        "$dir/data.te_data_raw"
+    n=$(python3 "$work/enc-input.py" \
+        "$RISCV_TOOLCHAIN/bin/riscv64-unknown-elf-objdump" "$elf" \
+        "$dir/decoded-hart0.txt" "$dir/ref_input")
+    scf 64 > "$dir/ref.scf"
+    printf '[required]\nfile-stem = ref\n[codec]\nresync-max = 20\n%s\n' \
+        "full-address = $full" > "$dir/enc.ucf"
+    for o in implicit-except si-jump implicit-return branch-prediction \
+             jump-target-cache; do
+        echo "$o = false" >> "$dir/enc.ucf"
+    done
+    (cd "$dir" && python3 "$work/ref/encoder_model.py" -c ref.scf \
+        -u enc.ucf > encoder_model.txt 2>&1) ||
+        die "$name: encoder_model.py failed ($(tail -1 "$dir/encoder_model.txt"))"
+    python3 "$work/from-ref.py" "$dir/ref_input.te_inst_raw" "$dir/ref.bin"
+    "$decoder" -e "$elf" --arch 2.0 "$dir/ref.bin" > "$dir/ref-decoded.txt" ||
+        die "$name: rvtrace-decode refused encoder_model.py's packets"
+    if ! python3 "$work/compare.py" inst "$dir/ref-decoded.txt" \
+            "$dir/decoded-hart0.txt" > "$dir/compare.txt"; then
+        cat "$dir/compare.txt"
+        die "$name: rvtrace-decode decodes encoder_model.py's packets to" \
+            "other instructions"
+    fi
+    printf '%-16s %12d %12.3f %16.3f\n' "$name" "$n" \
+        "$(echo "8 * $(stat -c %s "$dir/inst.te_inst_raw") / $n" | bc -l)" \
+        "$(echo "8 * $(stat -c %s "$dir/ref_input.te_inst_raw") / $n" | bc -l)"
+done
+info "rvtrace-decode decodes encoder_model.py's packets to the instructions"
