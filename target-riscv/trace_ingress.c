@@ -107,14 +107,13 @@ static bool trace_is_branch(uint64_t info)
 
 /*
  * Append the blocks held back (see RISCVTraceRun), if an encoder is
- * attached: a run record with the outcomes of the branches among them,
- * then the newest block whole, or with newest_whole false (translated
- * code appends a plain block right after: the run's last branch needs no
- * address before it) the run record of all of them alone.  The next
- * block that may be held goes whole.  Runs end often (every return
- * does): the records go straight to the room.
+ * attached, from C (what comes next may need the address of the last
+ * instruction retired): a run record with the outcomes of the branches
+ * among them but a newest branch, then the newest block whole.  The next
+ * block that may be held goes whole.  Translated code ends runs itself,
+ * without the newest (gen_trace_run_end()).
  */
-static void trace_run_end(CPURISCVState *env, bool newest_whole)
+static void trace_run_end(CPURISCVState *env)
 {
     RISCVTraceRun *run = &env->trace_run;
     uint64_t map = run->map, newest = run->newest.info;
@@ -130,12 +129,12 @@ static void trace_run_end(CPURISCVState *env, bool newest_whole)
         return;
     }
     slot = env->trace_ptr;
-    /* the outcomes, oldest in bit 0: of all, or all but a newest branch */
-    n = branches - (newest_whole && trace_is_branch(newest));
+    /* the outcomes, oldest in bit 0, of all but a newest branch */
+    n = branches - trace_is_branch(newest);
     if (n) {
         slot->iaddr = extract64(map, 64 - branches, n) | BIT_ULL(n);
         /* units: 0 if not counted, else the newest's and more */
-        if (units && newest_whole) {
+        if (units) {
             units -= newest & RISCV_TRACE_RUN_UNITS;
         }
         slot->info = units |
@@ -143,32 +142,24 @@ static void trace_run_end(CPURISCVState *env, bool newest_whole)
                      ETRACE_PB_RUN;
         slot++;
     }
-    if (newest_whole) {
-        /*
-         * Field by field: translated code stored them one at a time, and
-         * a load spanning both would wait for the stores to retire.
-         */
-        slot->iaddr = run->newest.iaddr;
-        slot->info = newest;
-        slot++;
-    }
+    /*
+     * Field by field: translated code stored them one at a time, and a
+     * load spanning both would wait for the stores to retire.
+     */
+    slot->iaddr = run->newest.iaddr;
+    slot->info = newest;
+    slot++;
     env->trace_ptr = slot;
     if (slot >= env->trace_limit) {
         trace_drain(env);
     }
 }
 
-/* Translated code appends a plain block right after. */
-void helper_trace_run_end(CPURISCVState *env)
-{
-    trace_run_end(env, false);
-}
-
 /* trace_put() after the blocks held back. */
 static void trace_push(CPURISCVState *env, const RISCVTraceRecord *rec,
                        unsigned n)
 {
-    trace_run_end(env, true);
+    trace_run_end(env);
     trace_put(env, rec, n);
 }
 
@@ -343,7 +334,7 @@ void riscv_trace_set_runs(CPUState *cs, bool on, bool count_units,
 {
     CPURISCVState *env = cpu_env(cs);
 
-    trace_run_end(env, true);
+    trace_run_end(env);
     qatomic_set(&env->trace_run.count_units, count_units);
     qatomic_set(&env->trace_run.hold_calls, hold_calls);
     qatomic_set(&env->trace_run.enabled, on);
@@ -361,7 +352,7 @@ void riscv_trace_set_data(CPUState *cs, bool on)
 {
     CPURISCVState *env = cpu_env(cs);
 
-    trace_run_end(env, true);
+    trace_run_end(env);
     qatomic_set(&env->trace_run.data, on);
     trace_update_cs_base(env);
     if (current_cpu == cs) {
@@ -377,7 +368,7 @@ void riscv_trace_flush(CPUState *cs)
 {
     CPURISCVState *env = cpu_env(cs);
 
-    trace_run_end(env, true);
+    trace_run_end(env);
     trace_drain(env);
 }
 
