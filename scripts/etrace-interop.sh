@@ -80,10 +80,11 @@ EOF
 chmod +x "$work/toolchain/bin/riscv64-unknown-elf-objdump"
 export RISCV_TOOLCHAIN=$work/toolchain
 
-qemu=$RVPA_QEMU/build/qemu-system-riscv64
-plugin=$RVPA_QEMU/build/contrib/plugins/libexeclog.so
 memlog=$RVPA_BUILD/tests-e2e/libmemlog.so
 decoder=$RVPA_BUILD/rvtrace-decode
+# the 2.0 packet layout, on both sides
+arch2=(--qemu-arg=-global --qemu-arg=riscv-trace-encoder.arch=1
+       --decode-arg=--arch --decode-arg=2.0)
 elfs=$RVPA_BUILD/tests-e2e
 
 # The stream, split for the models: instruction packets (flow 2) with the
@@ -255,12 +256,8 @@ for c in "${cases[@]}"; do
     case $append in
     *data=*) extra=(--memlog "$memlog") ;;
     esac
-    if ! python3 "$RVPA_ROOT/tests-e2e/run-e2e.py" --qemu "$qemu" \
-            --plugin "$plugin" --decoder "$decoder" --elf "$elf" \
-            --cpu "rv$xlen" --append "${append//_/ }" --workdir "$dir" \
-            --qemu-arg=-global --qemu-arg=riscv-trace-encoder.arch=1 \
-            --decode-arg=--arch --decode-arg=2.0 "${extra[@]}" \
-            --keep --compare-arg=--segments=1 > "$work/$name.log" 2>&1; then
+    if ! interop_e2e "$dir" "$work/$name.log" "$elf" "$xlen" "$append" \
+            "${arch2[@]}" "${extra[@]}"; then
         echo "$name: the e2e run failed"
         tail -5 "$work/$name.log"
         failed=1
@@ -389,13 +386,8 @@ printf '%-16s %12s %12s %16s\n' workload instructions "this QEMU" \
 for c in "${enc_cases[@]}"; do
     read -r name append full <<< "$c"
     dir=$work/enc-$name
-    python3 "$RVPA_ROOT/tests-e2e/run-e2e.py" --qemu "$qemu" \
-        --plugin "$plugin" --decoder "$decoder" --elf "$elf" --cpu rv64 \
-        --append "syncmode=0 ${append//_/ }" \
-        --qemu-arg=-global --qemu-arg=riscv-trace-encoder.arch=1 \
-        --decode-arg=--arch --decode-arg=2.0 \
-        --workdir "$dir" --keep --compare-arg=--segments=1 \
-        > "$work/enc-$name.log" 2>&1 ||
+    interop_e2e "$dir" "$work/enc-$name.log" "$elf" 64 \
+        "syncmode=0_$append" "${arch2[@]}" ||
         die "$name: the e2e run failed ($(tail -1 "$work/enc-$name.log"))"
     python3 "$work/split.py" "$dir/trace-hart0.bin" "$dir/inst.te_inst_raw" \
         "$dir/data.te_data_raw"

@@ -25,3 +25,20 @@ die() {
 info() {
     echo "${0##*/}: $*"
 }
+
+# For the interop scripts: one e2e guest run (tests-e2e/run-e2e.py, which
+# checks the decoded trace against QEMU's execlog), its files kept in DIR
+# for a reference decoder, its output in LOG.  APPEND is the guest's
+# command line with '_' for spaces; more run-e2e.py arguments may follow.
+#   interop_e2e DIR LOG ELF XLEN APPEND [ARG...]
+interop_e2e() {
+    local dir=$1 log=$2 elf=$3 xlen=$4 append=$5
+
+    shift 5
+    python3 "$RVPA_ROOT/tests-e2e/run-e2e.py" \
+        --qemu "$RVPA_QEMU/build/qemu-system-riscv64" \
+        --plugin "$RVPA_QEMU/build/contrib/plugins/libexeclog.so" \
+        --decoder "$RVPA_BUILD/rvtrace-decode" --elf "$elf" \
+        --cpu "rv$xlen" --append "${append//_/ }" --workdir "$dir" --keep \
+        --compare-arg=--segments=1 "$@" > "$log" 2>&1
+}

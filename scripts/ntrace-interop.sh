@@ -36,9 +36,6 @@ fi
 gcc -O2 -w -o "$work/NexRv" "$work"/nexrv/*.c ||
     die "NexRv does not build"
 
-qemu=$RVPA_QEMU/build/qemu-system-riscv64
-plugin=$RVPA_QEMU/build/contrib/plugins/libexeclog.so
-decoder=$RVPA_BUILD/rvtrace-decode
 elfs=$RVPA_BUILD/tests-e2e
 objdump=${RVTRACE_OBJDUMP:-riscv64-unknown-elf-objdump}
 
@@ -63,10 +60,7 @@ for c in "${cases[@]}"; do
     read -r name guest xlen append opts <<< "$c"
     elf=$elfs/e2e-$guest-rv$xlen.elf
     dir=$work/$name
-    if ! python3 "$RVPA_ROOT/tests-e2e/run-e2e.py" --qemu "$qemu" \
-            --plugin "$plugin" --decoder "$decoder" --elf "$elf" \
-            --cpu "rv$xlen" --append "${append//_/ }" --workdir "$dir" \
-            --keep --compare-arg=--segments=1 > "$work/$name.log" 2>&1; then
+    if ! interop_e2e "$dir" "$work/$name.log" "$elf" "$xlen" "$append"; then
         echo "$name: the e2e run failed (log: kept below)"
         tail -5 "$work/$name.log"
         failed=1
@@ -113,11 +107,8 @@ printf '%-24s %12s %12s %12s\n' mode instructions "this QEMU" "NexRv -enco"
 for c in "${enco_cases[@]}"; do
     read -r name append opts <<< "$c"
     dir=$work/enco-$name
-    python3 "$RVPA_ROOT/tests-e2e/run-e2e.py" --qemu "$qemu" \
-        --plugin "$plugin" --decoder "$decoder" --elf "$elf" --cpu rv64 \
-        --append "work=coremark iters=4 syncmode=0 ${append//_/ }" \
-        --workdir "$dir" --keep --compare-arg=--segments=1 \
-        > "$work/enco-$name.log" 2>&1 ||
+    interop_e2e "$dir" "$work/enco-$name.log" "$elf" 64 \
+        "work=coremark_iters=4_syncmode=0_$append" ||
         die "$name: the e2e run failed ($(tail -1 "$work/enco-$name.log"))"
     "$objdump" -d "$elf" > "$dir/objdump.txt"
     "$work/NexRv" -conv -objd "$dir/objdump.txt" -pcinfo "$dir/pcinfo.txt" \
