@@ -74,8 +74,8 @@ mkdir -p "$work/toolchain/bin"
 cat > "$work/toolchain/bin/riscv64-unknown-elf-objdump" <<EOF
 #!/bin/sh
 "$(command -v "$objdump")" "\$@" |
-    sed -e 's/\t\.word\t.*/\tunimp/' -e 's/\t\.2byte\t.*/\tc.unimp/' |
-    grep -v '\t\.[48]\?byte'
+    sed -e 's/\t\.word\t.*/\tunimp/' -e 's/\t\.2byte\t.*/\tc.unimp/' \
+        -e '/\t\.[48]\?byte\t/d'
 EOF
 chmod +x "$work/toolchain/bin/riscv64-unknown-elf-objdump"
 export RISCV_TOOLCHAIN=$work/toolchain
@@ -363,7 +363,7 @@ while i < len(raw):
         denable, dloss = (v >> 13) & 1, (v >> 14) & 1
         # the model's ioptions (0 IR, 1 IE, 2 FA, 3 JTC, 4 BP) in this
         # encoder's bits (etrace.h); its IR is a return stack
-        opts = ((io >> 2) & 1) | ((io >> 1) & 1) << 1 | (io & 1) * 0x18 | \
+        opts = ((io >> 2) & 1) | ((io >> 1) & 1) << 1 | (io & 1) << 4 | \
                ((io >> 4) & 1) << 5 | ((io >> 3) & 1) << 6
         v = head | opts << 8 | denable << 20 | dloss << 21
         payload = v.to_bytes(3, 'little')

@@ -146,7 +146,7 @@ size_t data_pack(const ETraceParams *p, const ETraceOptions *o,
         }
     }
     if (o->data_no_value) {
-        pkt.diff = has_addr && !full;   /* a CSR's address is always full */
+        pkt.diff = !csr && !full;       /* a CSR's address is always full */
     } else {
         pkt.diff = choose_data(has_addr, full, d, st->data[s], dmask,
                                &pkt.data);

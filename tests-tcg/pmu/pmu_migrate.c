@@ -14,7 +14,7 @@
 int main(void)
 {
     unsigned long n = ITERS, head, tail;
-    uint64_t start = -(uint64_t)(2 * ITERS - 100);
+    uint64_t start = -(2 * (uint64_t)ITERS - 100);
     uint64_t end;
 
     set_event(3, EV_DEC);
@@ -35,7 +35,7 @@ int main(void)
                  : "memory");
     end = get_counter(3);
     rv_rule("a migrated VM counts every instruction of the loop");
-    CHECK_EQ(end - start, 2 * ITERS);
+    CHECK_EQ(end - start, 2 * (uint64_t)ITERS);
     rv_rule("the overflow after the migration samples the loop");
     CHECK(get_event(3) & OF);
     CHECK(csr_read(mip) & LCOFIP);
