@@ -387,16 +387,29 @@ void riscv_pmu_events_before_read(CPURISCVState *env)
     }
 }
 
-/* Which counter counts which class in a mode. */
+/*
+ * Which counter counts which class in a mode.  Every trap, xRET and
+ * overflow comes here: only the counters that may count are looked at
+ * (present, not inhibited, with an event selected), nearly always few.
+ */
 static void pmu_events_classify(CPURISCVState *env, unsigned priv, bool virt)
 {
     RISCVPMUEvents *ev = &env->pmu_ev;
+    uint32_t maybe = env_archcpu(env)->pmu_avail_ctrs & ~env->mcountinhibit &
+                     ~MAKE_64BIT_MASK(0, 3);
 
     ev->active = 0;
     ev->counting = 0;
-    for (unsigned i = RISCV_PMU_EXTRA_CTR; i < RV_MAX_MHPMCOUNTERS; i++) {
-        int c = i == 2 ? NO_COUNTER : pmu_counter_class(env, i, priv, virt);
+    maybe |= BIT(RISCV_PMU_EXTRA_CTR);
+    for (; maybe; maybe &= maybe - 1) {
+        unsigned i = ctz32(maybe);
+        int c;
 
+        if (i != RISCV_PMU_EXTRA_CTR && !env->mhpmevent_val[i] &&
+            !env->mhpmeventh_val[i]) {
+            continue;
+        }
+        c = pmu_counter_class(env, i, priv, virt);
         if (c != NO_COUNTER) {
             ev->active |= BIT(c);
             ev->counting |= BIT(i);
@@ -579,7 +592,11 @@ void riscv_pmu_events_wfi(CPURISCVState *env)
  * An xRET, in its helper, before it changes the mode: it executes in the
  * mode it leaves, so its events are that mode's.  Counted and folded now;
  * the exit of its TB counts them again, which the next fold takes back
- * (credit).  retpc: where it returns to, for the extension's counter.
+ * (credit).  left[] is one more until that exit, as pmu_events_arm()
+ * makes it after a mode change: else the TB after the xRET would find a
+ * counter one event nearer its wrap than it is, and run in parts for a
+ * wrap that does not come.  retpc: where it returns to, for the
+ * extension's counter.
  */
 void riscv_pmu_events_xret(CPURISCVState *env, uint64_t retpc)
 {
@@ -599,6 +616,12 @@ void riscv_pmu_events_xret(CPURISCVState *env, uint64_t retpc)
     }
     riscv_pmu_events_fold(env);
     ev->credit |= classes;
+    for (int c = 0; c < RISCV_PMU_NCLASSES; c++) {
+        if (classes & BIT(c)) {
+            ev->left[c]++;
+            ev->folded[c]++;
+        }
+    }
 }
 
 /* The counters (3..31) that count one of classes in the current mode. */
@@ -718,6 +741,7 @@ void helper_pmu_near(CPURISCVState *env, uint32_t cflags, uint32_t insn_n)
     unsigned prefix;
 
     if (!cflags) {
+        trace_riscv_pmu_events_near(env->pc);
         env->pmu_ev.sample_pc = env->pc;
         if (env->pmu_ev.counting & BIT(RISCV_PMU_EXTRA_CTR)) {
             env->pmu_ev.extra->preview(env, env->pc, insn_n);
@@ -727,6 +751,7 @@ void helper_pmu_near(CPURISCVState *env, uint32_t cflags, uint32_t insn_n)
     /* first, so that a TB that counted ahead takes its events back */
     cpu_restore_state(cs, GETPC());
     prefix = MIN(pmu_safe_prefix(env, insn_n), insn_n - 1);
+    trace_riscv_pmu_events_split(env->pc, insn_n, prefix);
     cs->cflags_next_tb = (cflags & ~CF_COUNT_MASK) | MAX(prefix, 1);
     cpu_loop_exit(cs);
 }

@@ -6,7 +6,8 @@
 # once with one instruction per block; every line of the two runs must
 # be the same.  Blocks of many instructions count at their start and run
 # again in parts near an overflow (docs/pmu.rst); one-instruction blocks
-# take neither path.
+# take neither path.  Last, the blocks run in parts only for the wraps
+# that come.
 #
 #   run-count-blocks.sh QEMU ELF
 set -u
@@ -53,5 +54,25 @@ for work in "work=coremark iters=20 irq=40 seed=3 irqmax=5000" \
     compare $pmu "$work pmu=1024 period=53"
     compare $pdis "$work pdis=97"
 done
+# Each instruction found near a wrap of INST.RET runs alone and wraps
+# its counter: a block that runs again in parts for a wrap that does not
+# come (as after every xRET until 2026-11-26) shows as more of the first.
+log=$(mktemp)
+for work in "work=coremark iters=40" "work=sort iters=6"; do
+    "$qemu" -M virt -bios none -display none -monitor none -serial null \
+        -cpu $pmu -kernel "$elf" -append "$work pmu=2 period=997" \
+        -trace riscv_pmu_events_near -trace riscv_pmu_events_wrap -D "$log"
+    near=$(grep -c riscv_pmu_events_near "$log")
+    wraps=$(grep -c riscv_pmu_events_wrap "$log")
+    runs=$((runs + 1))
+    if [ "$wraps" -lt 100 ] || [ "$near" != "$wraps" ]; then
+        echo "FAIL $work: $near instructions near a wrap, $wraps wraps"
+        fail=1
+    else
+        echo "ok   $work: $near instructions near a wrap, $wraps wraps"
+    fi
+done
+rm -f "$log"
+
 [ $fail = 0 ] && echo "PASS: $runs comparisons" && exit 0
 exit 1
