@@ -388,28 +388,38 @@ void riscv_pmu_events_before_read(CPURISCVState *env)
 }
 
 /*
- * Which counter counts which class in a mode.  Every trap, xRET and
- * overflow comes here: only the counters that may count are looked at
- * (present, not inhibited, with an event selected), nearly always few.
+ * The programmable counters (3..31) that may count: present, not
+ * inhibited, with an event selected; nearly always few.  Every trap,
+ * xRET, wrap and PDIS sample looks at them, not at all 29.
  */
+static uint32_t pmu_counters_selected(CPURISCVState *env)
+{
+    uint32_t maybe = env_archcpu(env)->pmu_avail_ctrs & ~env->mcountinhibit &
+                     ~MAKE_64BIT_MASK(0, 3);
+    uint32_t set = 0;
+
+    for (; maybe; maybe &= maybe - 1) {
+        unsigned i = ctz32(maybe);
+
+        if (env->mhpmevent_val[i] || env->mhpmeventh_val[i]) {
+            set |= BIT(i);
+        }
+    }
+    return set;
+}
+
+/* Which counter counts which class in a mode. */
 static void pmu_events_classify(CPURISCVState *env, unsigned priv, bool virt)
 {
     RISCVPMUEvents *ev = &env->pmu_ev;
-    uint32_t maybe = env_archcpu(env)->pmu_avail_ctrs & ~env->mcountinhibit &
-                     ~MAKE_64BIT_MASK(0, 3);
+    uint32_t maybe = pmu_counters_selected(env) | BIT(RISCV_PMU_EXTRA_CTR);
 
     ev->active = 0;
     ev->counting = 0;
-    maybe |= BIT(RISCV_PMU_EXTRA_CTR);
     for (; maybe; maybe &= maybe - 1) {
         unsigned i = ctz32(maybe);
-        int c;
+        int c = pmu_counter_class(env, i, priv, virt);
 
-        if (i != RISCV_PMU_EXTRA_CTR && !env->mhpmevent_val[i] &&
-            !env->mhpmeventh_val[i]) {
-            continue;
-        }
-        c = pmu_counter_class(env, i, priv, virt);
         if (c != NO_COUNTER) {
             ev->active |= BIT(c);
             ev->counting |= BIT(i);
@@ -629,7 +639,9 @@ uint32_t riscv_pmu_events_counters_of(CPURISCVState *env, uint32_t classes)
 {
     uint32_t set = 0;
 
-    for (unsigned i = 3; i < RV_MAX_MHPMCOUNTERS; i++) {
+    for (uint32_t maybe = pmu_counters_selected(env); maybe;
+         maybe &= maybe - 1) {
+        unsigned i = ctz32(maybe);
         int c = pmu_counter_class(env, i, env->priv, env->virt_enabled);
 
         if (c != NO_COUNTER && (classes & BIT(c))) {
@@ -647,12 +659,12 @@ void riscv_pmu_events_count_other(CPURISCVState *env, uint64_t event)
 {
     PMUWraps wraps = { 0 };
 
-    for (unsigned i = 3; i < RV_MAX_MHPMCOUNTERS; i++) {
+    for (uint32_t maybe = pmu_counters_selected(env); maybe;
+         maybe &= maybe - 1) {
+        unsigned i = ctz32(maybe);
         uint64_t sel = pmu_mhpmevent(env, i), val;
 
-        if (!(env_archcpu(env)->pmu_avail_ctrs & BIT(i)) ||
-            (env->mcountinhibit & BIT(i)) ||
-            (sel & RISCV_PMU_EV_SELECTOR_MASK) != event ||
+        if ((sel & RISCV_PMU_EV_SELECTOR_MASK) != event ||
             (sel & pmu_inhibit_bit(env->priv, env->virt_enabled))) {
             continue;
         }
@@ -731,9 +743,10 @@ static unsigned pmu_safe_prefix(CPURISCVState *env, unsigned n)
  * with one instruction, that instruction is the sample (insn: it, which
  * the extension's counter looks at before it runs).  With n, the TB runs
  * again in parts (cflags for the next TB): the instructions that cannot
- * make a counter wrap, then, alone, the one that may.  The restore to the
- * TB's first instruction gives its instructions back to icount and counts
- * none of them.
+ * make a counter wrap, then, alone, the one that may.  It has changed
+ * nothing yet (gen_pmu_tb_stop()) and env->pc is its first instruction
+ * (CF_PCREL), but under icount: there the restore gives its instructions
+ * back to icount and takes back the events it counted.
  */
 void helper_pmu_near(CPURISCVState *env, uint32_t cflags, uint32_t insn_n)
 {
@@ -748,8 +761,9 @@ void helper_pmu_near(CPURISCVState *env, uint32_t cflags, uint32_t insn_n)
         }
         return;
     }
-    /* first, so that a TB that counted ahead takes its events back */
-    cpu_restore_state(cs, GETPC());
+    if (cflags & CF_USE_ICOUNT) {
+        cpu_restore_state(cs, GETPC());
+    }
     prefix = MIN(pmu_safe_prefix(env, insn_n), insn_n - 1);
     trace_riscv_pmu_events_split(env->pc, insn_n, prefix);
     cs->cflags_next_tb = (cflags & ~CF_COUNT_MASK) | MAX(prefix, 1);
