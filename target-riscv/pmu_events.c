@@ -688,70 +688,107 @@ void helper_pmu_wrap(CPURISCVState *env)
     riscv_pmu_events_update(env);
 }
 
-/* 16 bits of code the hart can fetch at addr, without a fault. */
-static bool pmu_fetch_parcel(CPURISCVState *env, uint64_t addr,
-                             uint16_t *parcel)
-{
-    void *host = NULL;
-    int flags = probe_access_flags(env, addr, 2, MMU_INST_FETCH,
-                                   riscv_env_mmu_index(env, true), true,
-                                   &host, 0);
+/* The host page of code a TB reads, while its instructions are in it. */
+typedef struct PMUCodePage {
+    uint64_t base;              /* guest virtual, page aligned; 1: none */
+    uint8_t *host;
+} PMUCodePage;
 
-    if ((flags & TLB_INVALID_MASK) || !host) {
-        return false;
+/*
+ * 16 bits of code the hart can fetch at addr, without a fault; a page
+ * probed once for all the parcels of the TB in it (the TB was translated
+ * from them).
+ */
+static bool pmu_fetch_parcel(CPURISCVState *env, PMUCodePage *page,
+                             uint64_t addr, uint16_t *parcel)
+{
+    uint64_t base = addr & TARGET_PAGE_MASK;
+
+    if (page->base != base) {
+        void *host = NULL;
+        int flags = probe_access_flags(env, addr, 2, MMU_INST_FETCH,
+                                       riscv_env_mmu_index(env, true), true,
+                                       &host, 0);
+
+        if ((flags & TLB_INVALID_MASK) || !host) {
+            return false;
+        }
+        page->base = base;
+        page->host = (uint8_t *)host - (addr - base);
     }
-    *parcel = lduw_le_p(host);
+    *parcel = lduw_le_p(page->host + (addr - base));
     return true;
 }
 
 /*
- * How many of the first n instructions at env->pc (a TB's) surely leave
- * every class above 0, a branch counted as taken: the one after them is
- * the first that may make a counter wrap.  Read from the code again (the
- * TB was just found, so it can be fetched); 0 if it cannot be.
+ * A TB of n instructions at env->pc that may make a counter wrap, at its
+ * start: takes back the events it counted there if it counted ahead
+ * (each instruction as it completes, a branch taken, as translation
+ * did), and gives how many of its first instructions surely leave every
+ * class above 0: the one after them is the first that may make a counter
+ * wrap.  Read from the code again (the TB was just found, so it can be
+ * fetched); false, and nothing taken back, if it cannot be.
  */
-static unsigned pmu_safe_prefix(CPURISCVState *env, unsigned n)
+static bool pmu_split_block(CPURISCVState *env, unsigned n, bool ahead,
+                            unsigned *prefix)
 {
     RISCVPMUEvents *ev = &env->pmu_ev;
     unsigned xlen = riscv_cpu_mxl(env) == MXL_RV32 ? 32 : 64;
+    uint32_t classes[CF_COUNT_MASK + 1];
     uint64_t pc = env->pc;
     int64_t left[RISCV_PMU_NCLASSES];
+    PMUCodePage page = { .base = 1 };
 
-    memcpy(left, ev->left, sizeof(left));
+    if (n > ARRAY_SIZE(classes)) {
+        return false;
+    }
     for (unsigned i = 0; i < n; i++) {
         uint16_t lo, hi = 0;
-        uint32_t classes;
 
-        if (!pmu_fetch_parcel(env, pc, &lo) ||
-            (riscv_insn_len(lo) == 4 && !pmu_fetch_parcel(env, pc + 2, &hi))) {
-            return 0;
+        if (!pmu_fetch_parcel(env, &page, pc, &lo) ||
+            (riscv_insn_len(lo) == 4 &&
+             !pmu_fetch_parcel(env, &page, pc + 2, &hi))) {
+            return false;
         }
-        classes = riscv_pmu_insn_classes(lo | (uint32_t)hi << 16, xlen, true) &
-                  ev->active;
-        for (; classes; classes &= classes - 1) {
-            if (--left[ctz32(classes)] <= 0) {
-                return i;
-            }
-        }
+        classes[i] = riscv_pmu_insn_classes(lo | (uint32_t)hi << 16, xlen,
+                                            true) & ev->active;
         pc += riscv_insn_len(lo);
     }
-    return 0;
+    for (unsigned i = 0; ahead && i < n; i++) {
+        for (uint32_t set = classes[i]; set; set &= set - 1) {
+            ev->left[ctz32(set)]++;
+        }
+    }
+    memcpy(left, ev->left, sizeof(left));
+    *prefix = 0;
+    for (unsigned i = 0; i < n; i++) {
+        for (uint32_t set = classes[i]; set; set &= set - 1) {
+            if (--left[ctz32(set)] <= 0) {
+                *prefix = i;
+                return true;
+            }
+        }
+    }
+    return true;
 }
 
 /*
  * Translated code, at the start of a TB that may make a counter wrap:
  * with one instruction, that instruction is the sample (insn: it, which
- * the extension's counter looks at before it runs).  With n, the TB runs
- * again in parts (cflags for the next TB): the instructions that cannot
- * make a counter wrap, then, alone, the one that may.  It has changed
- * nothing yet (gen_pmu_tb_stop()) and env->pc is its first instruction
- * (CF_PCREL), but under icount: there the restore gives its instructions
- * back to icount and takes back the events it counted.
+ * the extension's counter looks at before it runs).  With n (insn_n,
+ * RISCV_PMU_NEAR_AHEAD if it counted at its start), the TB runs again in
+ * parts (cflags for the next TB): the instructions that cannot make a
+ * counter wrap, then, alone, the one that may.  Nothing but its count
+ * ran, and env->pc is its first instruction (CF_PCREL): the count is
+ * taken back from the code, without the cost of a restore from the TB's
+ * unwind data.  Under icount, whose count the TB's start took too, and
+ * where the code cannot be read, the restore takes back both.
  */
 void helper_pmu_near(CPURISCVState *env, uint32_t cflags, uint32_t insn_n)
 {
     CPUState *cs = env_cpu(env);
-    unsigned prefix;
+    unsigned n = insn_n & ~RISCV_PMU_NEAR_AHEAD, prefix = 0;
+    bool ahead = insn_n & RISCV_PMU_NEAR_AHEAD;
 
     if (!cflags) {
         trace_riscv_pmu_events_near(env->pc);
@@ -761,11 +798,12 @@ void helper_pmu_near(CPURISCVState *env, uint32_t cflags, uint32_t insn_n)
         }
         return;
     }
-    if (cflags & CF_USE_ICOUNT) {
+    if ((cflags & CF_USE_ICOUNT) || !pmu_split_block(env, n, ahead, &prefix)) {
         cpu_restore_state(cs, GETPC());
+        pmu_split_block(env, n, false, &prefix);
     }
-    prefix = MIN(pmu_safe_prefix(env, insn_n), insn_n - 1);
-    trace_riscv_pmu_events_split(env->pc, insn_n, prefix);
+    prefix = MIN(prefix, n - 1);
+    trace_riscv_pmu_events_split(env->pc, n, prefix);
     cs->cflags_next_tb = (cflags & ~CF_COUNT_MASK) | MAX(prefix, 1);
     cpu_loop_exit(cs);
 }

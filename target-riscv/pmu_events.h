@@ -151,6 +151,9 @@ typedef struct RISCVPMUEvents {
 #define RISCV_PMU_START_TB_CTRL     BIT_ULL(62)     /* a branch or jump */
 #define RISCV_PMU_START_TB_TAKEN    BIT_ULL(63)     /* taken */
 
+/* helper_pmu_near()'s insn_n: the TB counted at its start */
+#define RISCV_PMU_NEAR_AHEAD        BIT(31)
+
 #ifndef CONFIG_USER_ONLY
 /* The classes an instruction counts in (a branch: taken or not). */
 uint32_t riscv_pmu_insn_classes(uint32_t insn, unsigned xlen, bool taken);
