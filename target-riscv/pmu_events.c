@@ -532,7 +532,7 @@ static void pmu_events_check(CPURISCVState *env)
 /*
  * An instruction of a TB that counts did not complete: a helper raised an
  * exception from it, or QEMU restarts it (self-modifying code, I/O under
- * icount, helper_pmu_near()).  The instructions before it since the last
+ * icount, helper_pmu_near() under icount).  The instructions before it since the last
  * fold completed; an exception means it was decoded too.  A TB that
  * counted ahead (pmu_events.h) counted it and those after it as
  * completing: they are taken back.
@@ -690,120 +690,107 @@ void helper_pmu_wrap(CPURISCVState *env)
 
 /* The host page of code a TB reads, while its instructions are in it. */
 typedef struct PMUCodePage {
-    uint64_t base;              /* guest virtual, page aligned; 1: none */
+    vaddr base;                 /* page aligned; -1: none */
     uint8_t *host;
 } PMUCodePage;
 
 /*
  * 16 bits of code the hart can fetch at addr, without a fault; a page
  * probed once for all the parcels of the TB in it (the TB was translated
- * from them).
+ * from them), unless its permissions are finer than a page (PMP).
  */
 static bool pmu_fetch_parcel(CPURISCVState *env, PMUCodePage *page,
-                             uint64_t addr, uint16_t *parcel)
+                             vaddr addr, uint16_t *parcel)
 {
-    uint64_t base = addr & TARGET_PAGE_MASK;
+    vaddr base = addr & TARGET_PAGE_MASK;
+    CPUTLBEntryFull *full;
+    void *host = NULL;
+    int flags;
 
-    if (page->base != base) {
-        void *host = NULL;
-        int flags = probe_access_flags(env, addr, 2, MMU_INST_FETCH,
-                                       riscv_env_mmu_index(env, true), true,
-                                       &host, 0);
-
-        if ((flags & TLB_INVALID_MASK) || !host) {
-            return false;
-        }
+    if (page->base == base) {
+        *parcel = lduw_le_p(page->host + (addr - base));
+        return true;
+    }
+    flags = probe_access_full(env, addr, 2, MMU_INST_FETCH,
+                              riscv_env_mmu_index(env, true), true,
+                              &host, &full, 0);
+    if ((flags & TLB_INVALID_MASK) || !host) {
+        return false;
+    }
+    if (full->lg_page_size >= TARGET_PAGE_BITS) {
         page->base = base;
         page->host = (uint8_t *)host - (addr - base);
     }
-    *parcel = lduw_le_p(page->host + (addr - base));
+    *parcel = lduw_le_p(host);
     return true;
 }
 
 /*
- * A TB of n instructions at env->pc that may make a counter wrap, at its
- * start: takes back the events it counted there if it counted ahead
- * (each instruction as it completes, a branch taken, as translation
- * did), and gives how many of its first instructions surely leave every
- * class above 0: the one after them is the first that may make a counter
- * wrap.  Read from the code again (the TB was just found, so it can be
- * fetched); false, and nothing taken back, if it cannot be.
+ * How many of the first n instructions at env->pc (a TB's) surely leave
+ * every class above 0, a branch counted as taken: the one after them is
+ * the first that may make a counter wrap.  Read from the code again (the
+ * TB was just found, so it can be fetched); 0 if it cannot be.  Only
+ * where the TB is split depends on it: a part that may still make a
+ * counter wrap is split again.
  */
-static bool pmu_split_block(CPURISCVState *env, unsigned n, bool ahead,
-                            unsigned *prefix)
+static unsigned pmu_safe_prefix(CPURISCVState *env, unsigned n)
 {
     RISCVPMUEvents *ev = &env->pmu_ev;
-    unsigned xlen = riscv_cpu_mxl(env) == MXL_RV32 ? 32 : 64;
-    uint32_t classes[CF_COUNT_MASK + 1];
-    uint64_t pc = env->pc;
+    unsigned xlen = env->xl == MXL_RV32 ? 32 : 64;      /* the TB's */
+    vaddr pc = env->pc;
     int64_t left[RISCV_PMU_NCLASSES];
-    PMUCodePage page = { .base = 1 };
+    PMUCodePage page = { .base = -1 };
 
-    if (n > ARRAY_SIZE(classes)) {
-        return false;
-    }
+    memcpy(left, ev->left, sizeof(left));
     for (unsigned i = 0; i < n; i++) {
         uint16_t lo, hi = 0;
+        uint32_t classes;
 
         if (!pmu_fetch_parcel(env, &page, pc, &lo) ||
             (riscv_insn_len(lo) == 4 &&
              !pmu_fetch_parcel(env, &page, pc + 2, &hi))) {
-            return false;
+            return 0;
         }
-        classes[i] = riscv_pmu_insn_classes(lo | (uint32_t)hi << 16, xlen,
-                                            true) & ev->active;
-        pc += riscv_insn_len(lo);
-    }
-    for (unsigned i = 0; ahead && i < n; i++) {
-        for (uint32_t set = classes[i]; set; set &= set - 1) {
-            ev->left[ctz32(set)]++;
-        }
-    }
-    memcpy(left, ev->left, sizeof(left));
-    *prefix = 0;
-    for (unsigned i = 0; i < n; i++) {
-        for (uint32_t set = classes[i]; set; set &= set - 1) {
-            if (--left[ctz32(set)] <= 0) {
-                *prefix = i;
-                return true;
+        classes = riscv_pmu_insn_classes(lo | (uint32_t)hi << 16, xlen, true) &
+                  ev->active;
+        for (; classes; classes &= classes - 1) {
+            if (--left[ctz32(classes)] <= 0) {
+                return i;
             }
         }
+        pc += riscv_insn_len(lo);
     }
-    return true;
+    return 0;
 }
 
 /*
  * Translated code, at the start of a TB that may make a counter wrap:
  * with one instruction, that instruction is the sample (insn: it, which
- * the extension's counter looks at before it runs).  With n (insn_n,
- * RISCV_PMU_NEAR_AHEAD if it counted at its start), the TB runs again in
- * parts (cflags for the next TB): the instructions that cannot make a
- * counter wrap, then, alone, the one that may.  Nothing but its count
- * ran, and env->pc is its first instruction (CF_PCREL): the count is
- * taken back from the code, without the cost of a restore from the TB's
- * unwind data.  Under icount, whose count the TB's start took too, and
- * where the code cannot be read, the restore takes back both.
+ * the extension's counter looks at before it runs).  With insn
+ * instructions, the TB runs again in parts (cflags for the next TB): the
+ * instructions that cannot make a counter wrap, then, alone, the one that
+ * may.  Its translated code has taken back what its start counted, and
+ * env->pc is its first instruction, but where RISCV_PMU_NEAR_RESTORES():
+ * there the restore does both, and gives its instructions back to icount.
  */
-void helper_pmu_near(CPURISCVState *env, uint32_t cflags, uint32_t insn_n)
+void helper_pmu_near(CPURISCVState *env, uint32_t cflags, uint32_t insn)
 {
     CPUState *cs = env_cpu(env);
-    unsigned n = insn_n & ~RISCV_PMU_NEAR_AHEAD, prefix = 0;
-    bool ahead = insn_n & RISCV_PMU_NEAR_AHEAD;
+    unsigned prefix;
 
     if (!cflags) {
         trace_riscv_pmu_events_near(env->pc);
         env->pmu_ev.sample_pc = env->pc;
         if (env->pmu_ev.counting & BIT(RISCV_PMU_EXTRA_CTR)) {
-            env->pmu_ev.extra->preview(env, env->pc, insn_n);
+            env->pmu_ev.extra->preview(env, env->pc, insn);
         }
         return;
     }
-    if ((cflags & CF_USE_ICOUNT) || !pmu_split_block(env, n, ahead, &prefix)) {
+    if (RISCV_PMU_NEAR_RESTORES(cflags)) {
         cpu_restore_state(cs, GETPC());
-        pmu_split_block(env, n, false, &prefix);
     }
-    prefix = MIN(prefix, n - 1);
-    trace_riscv_pmu_events_split(env->pc, n, prefix);
+    prefix = MIN(pmu_safe_prefix(env, insn), insn - 1);
+    trace_riscv_pmu_events_split(env->pc, insn, prefix);
     cs->cflags_next_tb = (cflags & ~CF_COUNT_MASK) | MAX(prefix, 1);
     cpu_loop_exit(cs);
 }

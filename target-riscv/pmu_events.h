@@ -151,8 +151,15 @@ typedef struct RISCVPMUEvents {
 #define RISCV_PMU_START_TB_CTRL     BIT_ULL(62)     /* a branch or jump */
 #define RISCV_PMU_START_TB_TAKEN    BIT_ULL(63)     /* taken */
 
-/* helper_pmu_near()'s insn_n: the TB counted at its start */
-#define RISCV_PMU_NEAR_AHEAD        BIT(31)
+/*
+ * Whether a TB that must run again in parts (helper_pmu_near()) restores
+ * its state from its unwind data: under icount, whose count its start
+ * took too, and where env->pc need not be its first instruction (without
+ * CF_PCREL).  Otherwise nothing but its count has run, and its translated
+ * code takes that back before the helper.
+ */
+#define RISCV_PMU_NEAR_RESTORES(cflags) \
+    (((cflags) & CF_USE_ICOUNT) || !((cflags) & CF_PCREL))
 
 #ifndef CONFIG_USER_ONLY
 /* The classes an instruction counts in (a branch: taken or not). */
