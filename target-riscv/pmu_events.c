@@ -532,10 +532,10 @@ static void pmu_events_check(CPURISCVState *env)
 /*
  * An instruction of a TB that counts did not complete: a helper raised an
  * exception from it, or QEMU restarts it (self-modifying code, I/O under
- * icount, helper_pmu_near() under icount).  The instructions before it since the last
- * fold completed; an exception means it was decoded too.  A TB that
- * counted ahead (pmu_events.h) counted it and those after it as
- * completing: they are taken back.
+ * icount, helper_pmu_near() where RISCV_PMU_NEAR_RESTORES()).  The
+ * instructions before it since the last fold completed; an exception
+ * means it was decoded too.  A TB that counted ahead (pmu_events.h)
+ * counted it and those after it as completing: they are taken back.
  */
 void riscv_pmu_events_restore(CPURISCVState *env, const TranslationBlock *tb,
                               uint64_t data0)
@@ -760,7 +760,7 @@ static unsigned pmu_safe_prefix(CPURISCVState *env, unsigned n)
         }
         pc += riscv_insn_len(lo);
     }
-    return 0;
+    return n;       /* none, as read now: the caller splits before the last */
 }
 
 /*

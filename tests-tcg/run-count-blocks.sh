@@ -4,16 +4,18 @@
 # (deterministic, interrupts included), and without it where no timer
 # interrupt comes, counts each event, samples it with small periods,
 # and samples with PDIS, once with QEMU's blocks and once with one
-# instruction per block; every line of the two runs must be the same.  Blocks of many instructions count at their start and run
-# again in parts near an overflow (docs/pmu.rst); one-instruction blocks
-# take neither path.  Last, the blocks run in parts only for the wraps
-# that come.
+# instruction per block; every line of the two runs must be the same.
+# Blocks of many instructions count at their start and run again in
+# parts near an overflow (docs/pmu.rst); one-instruction blocks take
+# neither path.  Last, the blocks run in parts only for the wraps that
+# come.
 #
 #   run-count-blocks.sh QEMU ELF
 set -u
 qemu=$1 elf=$2
 pmu=rv64,sscofpmf=on,sspesa=on,ssplcofi=on
 pdis=rv64,sscofpmf=on,smcsrind=on,sscsrind=on,pdis=on
+both=$pmu,smcsrind=on,sscsrind=on,pdis=on       # two classes at once
 fail=0 runs=0
 
 # the guest's result lines of one run; without -icount, less minstret
@@ -69,6 +71,7 @@ for work in "work=coremark iters=20" "work=sort iters=6"; do
     compare $pmu "$work pmu=19 period=101" free
     compare $pmu "$work pmu=1024 period=53" free
     compare $pdis "$work pdis=97" free
+    compare $both "$work pmu=19 period=101 pdis=97" free
 done
 
 # Each instruction found near a wrap of INST.RET runs alone and wraps
