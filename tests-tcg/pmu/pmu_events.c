@@ -397,6 +397,11 @@ static unsigned long load_block(unsigned long addr)
     }
 ILLEGAL_BLOCK(illegal_block, ".2byte 0")
 ILLEGAL_BLOCK(legal_block, "c.nop")
+/*
+ * A trap register read from U: an illegal instruction raised by the CSR
+ * helper, in a block that counts at its start (pmu_csr_is_quiet()).
+ */
+ILLEGAL_BLOCK(csr_block, "csrr zero, mscratch")
 
 /*
  * Events of counter 3 (U mode only) while block(arg) runs in U; the
@@ -422,39 +427,49 @@ static uint64_t count_in_u(uint64_t ev, unsigned long (*block)(unsigned long),
     return c;
 }
 
+/* What traps in the middle of a block */
+enum { TRAP_LOAD, TRAP_ILLEGAL, TRAP_CSR };
+
 /*
  * Events that an instruction trapping in the middle of a block does not
  * have: the count without the trap minus the count with it.
  */
-static uint64_t trap_difference(uint64_t ev, bool load)
+static uint64_t trap_difference(uint64_t ev, int kind)
 {
     /* nothing on virt's bus at 0x8 */
-    if (load) {
+    if (kind == TRAP_LOAD) {
         return count_in_u(ev, load_block, (unsigned long)&scratch,
                           RV_NO_TRAP) -
                count_in_u(ev, load_block, 0x8, 5);  /* load access fault */
     }
     return count_in_u(ev, legal_block, 0, RV_NO_TRAP) -
-           count_in_u(ev, illegal_block, 0, 2);     /* illegal instruction */
+           count_in_u(ev, kind == TRAP_CSR ? csr_block : illegal_block, 0,
+                      2);                           /* illegal instruction */
 }
 
 static void test_trap_in_block(void)
 {
-    for (int load = 1; load >= 0; load--) {
-        rv_rule(load ? "a load that faults in the middle of a block" :
-                       "an illegal instruction in the middle of a block");
+    static const char *const what[] = {
+        [TRAP_LOAD] = "a load that faults in the middle of a block",
+        [TRAP_ILLEGAL] = "an illegal instruction in the middle of a block",
+        [TRAP_CSR] = "a CSR access from a helper that raises an illegal "
+                     "instruction in the middle of a block",
+    };
+
+    for (int kind = TRAP_LOAD; kind <= TRAP_CSR; kind++) {
+        rv_rule(what[kind]);
         rv_rule("INST.RET counts the instructions before and after it, "
                 "not it");
-        CHECK_EQ(trap_difference(EV_INST_RET, load), 1);
+        CHECK_EQ(trap_difference(EV_INST_RET, kind), 1);
         rv_rule("INST.DEC.SPEC counts it: it was decoded");
-        CHECK_EQ(trap_difference(EV_DEC, load), 0);
+        CHECK_EQ(trap_difference(EV_DEC, kind), 0);
         rv_rule("INST.DEC.LOAD.SPEC and INST.DEC.LDST.SPEC count the load");
-        CHECK_EQ(trap_difference(EV_DEC_LOAD, load), 0);
-        CHECK_EQ(trap_difference(EV_DEC_LDST, load), 0);
+        CHECK_EQ(trap_difference(EV_DEC_LOAD, kind), 0);
+        CHECK_EQ(trap_difference(EV_DEC_LDST, kind), 0);
         rv_rule("the branch that ends the block counts once");
-        CHECK_EQ(trap_difference(EV_BRJMP, load), 0);
-        CHECK_EQ(trap_difference(EV_BRJMP_TK, load), 0);
-        CHECK_EQ(trap_difference(EV_DEC_BRJMP, load), 0);
+        CHECK_EQ(trap_difference(EV_BRJMP, kind), 0);
+        CHECK_EQ(trap_difference(EV_BRJMP_TK, kind), 0);
+        CHECK_EQ(trap_difference(EV_DEC_BRJMP, kind), 0);
     }
     stop_all();
 }
