@@ -48,6 +48,7 @@
 #include "riscv_trace.h"
 #include "riscv_trace_queue.h"
 #include "etrace.h"
+#include "etrace-model.h"
 #include "etrace-data.h"
 #include "etrace-filter.h"
 #include "ntrace.h"
@@ -216,6 +217,7 @@ struct RISCVTraceEncoderState {
     bool runs;              /* the hart holds branch blocks back */
     bool run_units;         /* ... and totals their instructions */
     bool run_calls;         /* ... and holds calls (no implicit return) */
+    bool run_index;         /* ... and indexes branches (prediction on) */
     bool lost;              /* a packet found no room: tell the codec */
     uint64_t addr_mask;     /* iaddress_width_p bits */
     unsigned prev_const_rd; /* sequentially inferable jump across TBs */
@@ -1090,15 +1092,23 @@ static void te_options(RISCVTraceEncoderState *te, ETraceOptions *o)
 }
 
 /*
- * Runs of branch blocks (see trace_ingress.h): filters, the branch
- * predictor and N-trace's BTM (I-CNT at each taken branch) need every
- * branch block's address.
+ * Runs of branch blocks (see trace_ingress.h): filters and N-trace's BTM
+ * (I-CNT at each taken branch) need every branch block's address, the
+ * branch predictor its entry of each (indexed runs, where they fit it).
  */
 static bool te_runs_allowed(RISCVTraceEncoderState *te)
 {
-    return !etrace_filter_active(&te->filter) && !te->bpred &&
+    return !etrace_filter_active(&te->filter) &&
+           (!te->bpred || etrace_run_indexes_fit(&te->params)) &&
            !te->options.data &&
            !(te_ntrace(te) && te->ntrace_mode != NTRACE_MODE_HTM);
+}
+
+/* The hart holds branch blocks back as te->runs and its kind say. */
+static void te_set_runs(RISCVTraceEncoderState *te)
+{
+    riscv_trace_set_runs(te->cpu, qatomic_read(&te->runs), te->run_units,
+                         te->run_calls, te->run_index);
 }
 
 /* The context when tracing starts: later changes come as records. */
@@ -1240,7 +1250,8 @@ static void te_start(RISCVTraceEncoderState *te)
     te->run_units = etrace_options_count_units(&te->options) ||
                     te_ntrace(te);
     te->run_calls = te->options.implicit_return == ETRACE_IR_OFF;
-    riscv_trace_set_runs(te->cpu, te->runs, te->run_units, te->run_calls);
+    te->run_index = te->bpred;
+    te_set_runs(te);
     riscv_trace_set_data(te->cpu, te->options.data);
     riscv_trace_set_active(te->cpu, true);
     trace_riscv_trace_encoder_start(te->cpu->cpu_index, te->control,
@@ -1283,8 +1294,7 @@ static void te_runs_on_hart(void *opaque)
     RISCVTraceEncoderState *te = opaque;
 
     QEMU_LOCK_GUARD(&te->lock);
-    riscv_trace_set_runs(te->cpu, qatomic_read(&te->runs), te->run_units,
-                         te->run_calls);
+    te_set_runs(te);
 }
 
 /* After the filter registers changed (the BQL and te->lock are held) */
@@ -1314,8 +1324,7 @@ static void te_write_filter(RISCVTraceEncoderState *te, hwaddr addr,
     if (te->tracing && te->runs != te_runs_allowed(te)) {
         qatomic_set(&te->runs, !te->runs);
         if (self) {
-            riscv_trace_set_runs(te->cpu, te->runs, te->run_units,
-                                 te->run_calls);
+            te_set_runs(te);
         } else {
             riscv_trace_run_on_hart(te->cpu, te_runs_on_hart, te);
         }

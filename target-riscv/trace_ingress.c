@@ -40,7 +40,8 @@ static void trace_update_cs_base(CPURISCVState *env)
     } else if (run->enabled) {
         cs_base |= RISCV_CS_BASE_TRACE_RUNS |
                    (run->count_units ? RISCV_CS_BASE_TRACE_UNITS : 0) |
-                   (run->hold_calls ? RISCV_CS_BASE_TRACE_CALLS : 0);
+                   (run->hold_calls ? RISCV_CS_BASE_TRACE_CALLS : 0) |
+                   (run->index_branches ? RISCV_CS_BASE_TRACE_INDEX : 0);
     }
     qatomic_set(&env->trace_run.cs_base, cs_base);
 }
@@ -133,13 +134,20 @@ static void trace_run_end(CPURISCVState *env)
     n = branches - trace_is_branch(newest);
     if (n) {
         slot->iaddr = extract64(map, 64 - branches, n) | BIT_ULL(n);
+        if (run->index_branches) {
+            /* the newest's entry is the lowest: without it, if a branch */
+            slot->iaddr |= (run->index >> (ETRACE_RUN_INDEX_BITS *
+                                           trace_is_branch(newest))) <<
+                           ETRACE_RUN_INDEX_SHIFT;
+        }
         /* units: 0 if not counted, else the newest's and more */
         if (units) {
             units -= newest & RISCV_TRACE_RUN_UNITS;
         }
         slot->info = units |
                      (newest & MAKE_64BIT_MASK(ETRACE_PB_PRIV_SHIFT, 3)) |
-                     ETRACE_PB_RUN;
+                     ETRACE_PB_RUN |
+                     (run->index_branches ? ETRACE_PB_RUN_INDEXED : 0);
         slot++;
     }
     /*
@@ -330,13 +338,14 @@ void riscv_trace_set_active(CPUState *cs, bool on)
  * translated and the hart leaves its chain of TBs before the next one.
  */
 void riscv_trace_set_runs(CPUState *cs, bool on, bool count_units,
-                          bool hold_calls)
+                          bool hold_calls, bool index_branches)
 {
     CPURISCVState *env = cpu_env(cs);
 
     trace_run_end(env);
     qatomic_set(&env->trace_run.count_units, count_units);
     qatomic_set(&env->trace_run.hold_calls, hold_calls);
+    qatomic_set(&env->trace_run.index_branches, index_branches);
     qatomic_set(&env->trace_run.enabled, on);
     trace_update_cs_base(env);
     if (current_cpu == cs) {

@@ -40,8 +40,8 @@ typedef ETracePackedBlock RISCVTraceRecord;
  * (5 bits each, 0: none).
  */
 #define RISCV_TRACE_CONST_RD_SHIFT  ETRACE_PB_PRODUCER_SHIFT
-#define RISCV_TRACE_JUMP_RS1_SHIFT  49
-#define RISCV_TRACE_CONTEXT         BIT_ULL(54) /* context record */
+#define RISCV_TRACE_JUMP_RS1_SHIFT  (RISCV_TRACE_CONST_RD_SHIFT + 5)
+#define RISCV_TRACE_CONTEXT         BIT_ULL(RISCV_TRACE_JUMP_RS1_SHIFT + 5)
 
 /*
  * Runs: a block that ends with a conditional branch needs no address as
@@ -89,6 +89,17 @@ typedef ETracePackedBlock RISCVTraceRecord;
 #define RISCV_TRACE_RUN_WHOLE       1
 #define RISCV_TRACE_RUN_WHOLE_TWICE 3
 #define RISCV_TRACE_RUN_MAX         62              /* branches held */
+/*
+ * With branch prediction (RISCV_CS_BASE_TRACE_INDEX) the encoder needs
+ * each branch's predictor entry too: index collects bits 6:1 of their
+ * addresses, six bits each shifted in from the bottom (the newest
+ * lowest), and the run records carry them (ETRACE_PB_RUN_INDEXED).  Such
+ * a run holds at most ETRACE_RUN_INDEXED_MAX branch blocks: a map with
+ * any of the bits of RISCV_TRACE_RUN_INDEXED_SLOW set (the 1 bit after
+ * that many, or bit 0 or 1) sends a branch exit to its slow path.
+ */
+#define RISCV_TRACE_RUN_INDEXED_SLOW \
+    MAKE_64BIT_MASK(0, 64 - ETRACE_RUN_INDEXED_MAX)
 /* iretire and ninsns: the sums of 61 blocks stay in their fields */
 #define RISCV_TRACE_RUN_UNITS       MAKE_64BIT_MASK(0, 32)
 
@@ -96,9 +107,11 @@ typedef struct RISCVTraceRun {
     uint64_t map;
     uint64_t units;             /* RISCV_TRACE_RUN_UNITS of the k held */
     RISCVTraceRecord newest;
+    uint64_t index;             /* predictor entries, the newest lowest */
     bool enabled;               /* riscv_trace_set_runs() */
     bool count_units;           /* ... and units is counted */
     bool hold_calls;            /* ... and calls are held */
+    bool index_branches;        /* ... and index is kept */
     /*
      * riscv_trace_set_data(): data accesses are reported too (their
      * records go before their block's, which runs would reorder: no runs)
@@ -124,6 +137,8 @@ typedef struct RISCVTraceRun {
 #define RISCV_CS_BASE_TRACE_DATA    BIT_ULL(35)
 /* ... and with runs that hold inferable calls (see RISCVTraceRun) */
 #define RISCV_CS_BASE_TRACE_CALLS   BIT_ULL(36)
+/* ... and with indexed runs, for the branch predictor */
+#define RISCV_CS_BASE_TRACE_INDEX   BIT_ULL(37)
 
 /*
  * insn_start data[0] of a traced TB: the page offset of the instruction
@@ -160,7 +175,7 @@ void riscv_trace_set_active(CPUState *cs, bool on);
  * tracing, only on the hart's thread
  */
 void riscv_trace_set_runs(CPUState *cs, bool on, bool count_units,
-                          bool hold_calls);
+                          bool hold_calls, bool index_branches);
 /* Data accesses reported or not: while tracing, only on the hart's thread */
 void riscv_trace_set_data(CPUState *cs, bool on);
 void riscv_trace_flush(CPUState *cs);

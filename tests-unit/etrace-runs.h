@@ -6,7 +6,10 @@
  * block of another kind comes, sends the held ones as a run (etrace.h)
  * followed by the newest of them with its address.  The first branch
  * block after any other block goes out whole, and so does every 63rd
- * branch block in a row.
+ * branch block in a row.  With branch prediction (indexed) the runs
+ * carry each branch's predictor entry and hold at most
+ * ETRACE_RUN_INDEXED_MAX branches: the 9th branch block in a row goes
+ * out whole.
  * RunMaker does the same to a stream of ETraceBlocks.
  *
  * Copyright (c) 2026 The rvpa authors
@@ -27,6 +30,7 @@ typedef struct RunMaker {
     ETraceBlock newest;
     bool holding;           /* newest is held */
     bool need_address;      /* the next branch block goes out whole */
+    bool indexed;           /* runs carry predictor entries */
     RunOutFn *out;
     void *opaque;
 } RunMaker;
@@ -58,6 +62,14 @@ static inline bool run_maker_holds_kind(const ETraceBlock *b)
            b->iretire && b->ninsns && b->ilastsize <= 1 && b->priv < 8;
 }
 
+/* The predictor entry of b's last instruction, as the hart records it */
+static inline uint64_t run_maker_index(const ETraceBlock *b)
+{
+    uint64_t last = b->iaddr + b->iretire * 2 - (b->ilastsize ? 4 : 2);
+
+    return last >> 1 & ((1u << ETRACE_RUN_INDEX_BITS) - 1);
+}
+
 /* Whether the hart would hold b back. */
 static inline bool run_maker_holds(const RunMaker *m, const ETraceBlock *b)
 {
@@ -69,7 +81,8 @@ static inline bool run_maker_holds(const RunMaker *m, const ETraceBlock *b)
 static inline void run_maker_block(RunMaker *m, const ETraceBlock *b)
 {
     if (run_maker_holds(m, b)) {
-        if (m->holding && m->run.run == RUN_MAX - 1) {
+        if (m->holding &&
+            m->run.run == (m->indexed ? ETRACE_RUN_INDEXED_MAX : RUN_MAX) - 1) {
             /* full: the held ones go, and this one whole */
             run_maker_flush(m);
             m->out(m->opaque, b);
@@ -81,8 +94,12 @@ static inline void run_maker_block(RunMaker *m, const ETraceBlock *b)
             if (!r->run) {
                 *r = (ETraceBlock) {
                     .priv = m->newest.priv, .context = m->newest.context,
-                    .qualified = true,
+                    .qualified = true, .run_indexed = m->indexed,
                 };
+            }
+            if (m->indexed) {
+                r->run_index = r->run_index << ETRACE_RUN_INDEX_BITS |
+                               run_maker_index(&m->newest);
             }
             r->run_map |= (uint64_t)(m->newest.itype ==
                                      RISCV_ITYPE_NOT_TAKEN_BRANCH) << r->run;

@@ -166,6 +166,7 @@ struct ETraceEncoder {
     bool fast_ok;           /* the state allows the fast paths */
     bool enabled;
     bool fast_allowed;      /* etrace_encoder_set_fast_paths() */
+    bool run_indexes_fit;   /* etrace_run_indexes_fit() */
     bool have_pending;
     bool in_run;            /* an instruction traced since the last end */
     bool need_sync;         /* the next traced instruction is the first */
@@ -1332,13 +1333,16 @@ void take_quiet_block(ETraceEncoder *e, const ETraceBlock *b, unsigned act)
 /*
  * The pending block becomes a run's branch, taken or not: a single
  * instruction without an address (its fields are arbitrary but fixed:
- * the fast and the general path must leave the same state).
+ * the fast and the general path must leave the same state), but for
+ * the predictor's sake at iaddr, which indexes the branch's entry
+ * (run_branch_addr()).
  */
 static void pend_run_branch(ETraceEncoder *e, bool not_taken, uint8_t priv,
-                            uint64_t context)
+                            uint64_t context, uint64_t iaddr)
 {
     e->pending = (ETraceBlock) {
-        .iretire = 2, .ninsns = 1, .ilastsize = 1, .priv = priv,
+        .iaddr = iaddr, .iretire = 2, .ninsns = 1, .ilastsize = 1,
+        .priv = priv,
         .itype = not_taken ? RISCV_ITYPE_NOT_TAKEN_BRANCH :
                              RISCV_ITYPE_TAKEN_BRANCH,
         .qualified = true, .run = 1, .context = context,
@@ -1348,27 +1352,74 @@ static void pend_run_branch(ETraceEncoder *e, bool not_taken, uint8_t priv,
 }
 
 /*
+ * The predictor entry of the i-th oldest of n branches of a run whose
+ * entries are index (etrace-record.h's layout: the newest lowest).
+ */
+static inline unsigned run_branch_entry(uint64_t index, unsigned n,
+                                        unsigned i)
+{
+    unsigned shift = ETRACE_RUN_INDEX_BITS * (n - 1 - i);
+
+    return index >> shift & ((1u << ETRACE_RUN_INDEX_BITS) - 1);
+}
+
+/*
+ * An address of that branch for the pending block: one with the same
+ * entry, where etrace_run_indexes_fit() holds.
+ */
+static uint64_t run_branch_addr(uint64_t index, unsigned n, unsigned i)
+{
+    return (uint64_t)run_branch_entry(index, n, i) << 1;
+}
+
+/*
+ * With branch prediction, whether a run may be taken: it is indexed (see
+ * ETraceBlock), and no branch of it can fill the count of predicted
+ * branches (count_full()), which would have to be reported with the
+ * address the run left out.
+ */
+static bool run_predictable(const ETraceEncoder *e, bool indexed, unsigned n)
+{
+    return indexed && n <= ETRACE_RUN_INDEXED_MAX && e->run_indexes_fit &&
+           e->pbc + ETRACE_RUN_INDEXED_MAX + 1 <
+           MAX_MAP_BRANCHES + (uint64_t)UINT32_MAX;
+}
+
+/*
  * Whether run b may follow the pending instruction (see ETraceBlock):
  * nothing about it may need the address of the run's first branch, and
  * it has the totals a resync by instructions or half-words counts.
  */
 static bool run_follows(ETraceEncoder *e, const ETraceBlock *b)
 {
-    return b->qualified && !e->trap.pending && !e->bpred_on &&
+    return b->qualified && !e->trap.pending &&
+           (!e->bpred_on || run_predictable(e, b->run_indexed, b->run)) &&
            (b->iretire || !etrace_options_count_units(&e->o)) &&
            b->priv == e->pending.priv &&
            !(pending_action(e) & (ACT_UPDISCON | ACT_RETURN));
 }
 
 /*
- * A run: its branches one by one, each the last (and only) instruction
- * of a block, evaluated when the next one shows that a plain instruction
- * without an address follows.
+ * A run's branches from the i-th oldest on, one by one, each the last
+ * (and only) instruction of a block, evaluated when the next one shows
+ * that a plain instruction without an address follows.
  */
-static void take_run(ETraceEncoder *e, const ETraceBlock *b)
+static void take_run_branches(ETraceEncoder *e, const ETraceBlock *b,
+                              unsigned i)
 {
     Next succ = { .traced = true, .priv = b->priv, .anonymous = true };
 
+    for (; i < b->run && i < 64; i++) {
+        finish_pending(e, &succ);
+        pend_run_branch(e, b->run_map >> i & 1, b->priv, b->context,
+                        b->run_indexed ?
+                        run_branch_addr(b->run_index, b->run, i) : 0);
+    }
+}
+
+/* A run (see take_run_branches()). */
+static void take_run(ETraceEncoder *e, const ETraceBlock *b)
+{
     if (!e->have_pending) {
         return;     /* not traced: the next block with an address syncs */
     }
@@ -1376,10 +1427,7 @@ static void take_run(ETraceEncoder *e, const ETraceBlock *b)
         etrace_encoder_lost(e);
         return;
     }
-    for (unsigned i = 0; i < b->run && i < 64; i++) {
-        finish_pending(e, &succ);
-        pend_run_branch(e, b->run_map >> i & 1, b->priv, b->context);
-    }
+    take_run_branches(e, b, 0);
     count_units(e, b);
 }
 
@@ -1456,6 +1504,7 @@ ETraceEncoder *etrace_encoder_new(const ETraceParams *p,
                     (e->addr_mask >> p->iaddress_lsb_p);
     e->jtc_mask = etrace_table_mask(p->cache_size_p);
     e->fast_allowed = true;
+    e->run_indexes_fit = etrace_run_indexes_fit(p);
     e->resync_units = &no_units;
     etrace_packer_init(&e->packer, p);
     if (p->bpred_size_p) {
@@ -1576,6 +1625,13 @@ static inline unsigned run_length(uint64_t map)
     return map ? 63 - __builtin_clzll(map) : 0;
 }
 
+/* A packed run's map: its iaddr, without the indexes of an indexed run */
+static inline uint64_t run_map_of(uint64_t iaddr, uint64_t info)
+{
+    return info & ETRACE_PB_RUN_INDEXED ?
+           iaddr & ((UINT64_C(1) << ETRACE_RUN_INDEX_SHIFT) - 1) : iaddr;
+}
+
 static inline void unpack_block(uint64_t addr_mask, unsigned priv_mask,
                                 const ETracePackedBlock *pb,
                                 uint64_t context, unsigned ctype,
@@ -1600,12 +1656,17 @@ static inline void unpack_block(uint64_t addr_mask, unsigned priv_mask,
         .epc = pb->iaddr & addr_mask,
     };
     if (info & ETRACE_PB_RUN) {
-        unsigned run = run_length(pb->iaddr);
+        uint64_t map = run_map_of(pb->iaddr, info);
+        unsigned run = run_length(map);
 
         b->iaddr = b->epc = 0;
         b->itype = b->ilastsize = b->sijump = 0;
         b->run = run;
-        b->run_map = pb->iaddr & ~(UINT64_C(1) << run);
+        b->run_map = map & ~(UINT64_C(1) << run);
+        if (info & ETRACE_PB_RUN_INDEXED) {
+            b->run_indexed = true;
+            b->run_index = pb->iaddr >> ETRACE_RUN_INDEX_SHIFT;
+        }
         if (!run) {
             b->iretire = 0;     /* empty: ignored */
         }
@@ -1812,6 +1873,142 @@ bool quiet_predicted_branch(uint8_t *entry, bool taken, uint64_t *branches,
     return true;
 }
 
+/*
+ * The pending branches while a run's join them with prediction on, in
+ * locals as quiet_run() keeps them.
+ */
+typedef struct RunBranches {
+    uint64_t branches, pbc;
+    uint32_t map;
+    uint8_t *last, last_state;
+} RunBranches;
+
+/*
+ * A branch whose predictor entry is entry joins the pending ones: as in
+ * quiet_run() unless they must go (31 or more: a full map, or a count
+ * ended by a misprediction), then as evaluate() would, add_branch() and
+ * step 6 (send_branches(): the count can not be full, see
+ * run_predictable()).
+ */
+static inline void run_branch_joins(ETraceEncoder *e, RunBranches *rb,
+                                    uint8_t *entry, bool taken)
+{
+    uint8_t state;
+    bool hit;
+
+    if (likely(quiet_predicted_branch(entry, taken, &rb->branches, &rb->pbc,
+                                      &rb->map, &rb->last,
+                                      &rb->last_state))) {
+        return;
+    }
+    state = *entry;
+    hit = etrace_bpred_taken(state) == taken;
+    *entry = rb->last_state = etrace_bpred_next(state, taken);
+    rb->last = entry;
+    e->branches = rb->branches + 1;
+    e->pbc = rb->pbc + (hit && rb->pbc == rb->branches);
+    e->branch_map = rb->map;
+    if (rb->branches < MAX_MAP_BRANCHES) {
+        e->branch_map |= (uint32_t)!taken << rb->branches;
+    }
+    e->cur_mispredicted = !hit;
+    send_branches(e);
+    rb->branches = e->branches;
+    rb->pbc = e->pbc;
+    rb->map = e->branch_map;
+}
+
+/*
+ * The first of the n - 1 branches of a run with the outcomes map (1 = not
+ * taken, oldest in bit 0) and the predictor entries index that join the
+ * pending ones, as many as certainly send nothing, at once: all of them
+ * when the pending ones stay below 31 whatever the predictions, else,
+ * while the predictions so far were all right (pbc == branches), those
+ * up to the first misprediction (while every branch is predicted, no map
+ * fills and no count ends).  Returns how many; run_branch_joins() takes
+ * the rest.  The map takes their outcomes as they are, the count the
+ * leading correct predictions.
+ */
+static inline unsigned run_branches_join(RunBranches *rb, uint8_t *table,
+                                         uint32_t mask, uint64_t index,
+                                         uint64_t map, unsigned n)
+{
+    bool counting = rb->pbc == rb->branches;
+    bool may_send = rb->branches + n - 1 >= MAX_MAP_BRANCHES;
+    /* the oldest's entry on top, each next one shifted up in turn */
+    uint64_t entries = index << (64 - ETRACE_RUN_INDEX_BITS * n);
+    uint64_t outcomes = map, leading = counting;
+    unsigned i;
+
+    if (may_send && !counting) {
+        return 0;
+    }
+    for (i = 0; i + 1 < n; i++) {
+        uint8_t *entry = &table[entries >> (64 - ETRACE_RUN_INDEX_BITS) &
+                                mask];
+        uint8_t state = *entry;
+        bool taken = !(outcomes & 1);
+        bool hit = etrace_bpred_taken(state) == taken;
+
+        if (!hit && may_send) {
+            break;
+        }
+        *entry = etrace_bpred_next(state, taken);
+        leading &= hit;
+        rb->pbc += leading;
+        entries <<= ETRACE_RUN_INDEX_BITS;
+        outcomes >>= 1;
+    }
+    if (rb->branches < MAX_MAP_BRANCHES) {
+        rb->map |= (uint32_t)((map & ((UINT64_C(1) << i) - 1)) <<
+                              rb->branches) &
+                   ((UINT32_C(1) << MAX_MAP_BRANCHES) - 1);
+    }
+    rb->branches += i;
+    rb->last = NULL;                    /* the entries changed */
+    return i;
+}
+
+/*
+ * An indexed run (at iaddr) in a quiet run with prediction on: the
+ * pending branch, if any (act), and all of the run's branches but the
+ * last join the pending ones, when that can send nothing (30 or fewer
+ * pending after them), and the last becomes the pending instruction:
+ * its outcome in *taken, its predictor entry in *entry.  False, with
+ * nothing changed, if the run is not for here.
+ */
+static inline __attribute__((always_inline))
+bool quiet_predicted_run(const QuietPredictor *qp, uint64_t iaddr,
+                         unsigned act, bool *taken, uint8_t **entry,
+                         RunBranches *rb)
+{
+    uint64_t map = run_map_of(iaddr, ETRACE_PB_RUN_INDEXED);
+    uint64_t index = iaddr >> ETRACE_RUN_INDEX_SHIFT;
+    unsigned n = run_length(map);
+
+    map &= ~(UINT64_C(1) << n);
+    if (!n || n > ETRACE_RUN_INDEXED_MAX ||
+        rb->branches + act + n - 1 >= MAX_MAP_BRANCHES) {
+        return false;
+    }
+    if (act) {
+        quiet_predicted_branch(*entry, *taken, &rb->branches, &rb->pbc,
+                               &rb->map, &rb->last, &rb->last_state);
+    }
+    run_branches_join(rb, qp->table, qp->mask, index, map, n);
+    *taken = !(map >> (n - 1) & 1);
+    *entry = &qp->table[run_branch_entry(index, n, n - 1) & qp->mask];
+    return true;
+}
+
+/* A run's iretire and ninsns as etrace_packed_units() (count_packed_run()) */
+static inline uint64_t run_packed_units(uint64_t info)
+{
+    uint64_t units = etrace_packed_units(info);
+
+    return units >> 32 ? units : units | UINT64_C(1) << 32;
+}
+
 /* What count has to go to reach end, or 0 */
 static inline uint64_t units_left(uint64_t count, uint64_t end)
 {
@@ -1841,6 +2038,12 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
         .mask = e->bpred_mask,
     };
     uint8_t *entry = NULL, *last = NULL, last_state = 0;
+    /* indexed runs of the producer's, with prediction (see below) */
+    bool runs = bpred && !count_units && e->run_indexes_fit;
+    uint64_t run_mask = e->packed_mask | ETRACE_PB_PLAIN | ETRACE_PB_RUN |
+                        ETRACE_PB_RUN_INDEXED | stop_mask;
+    uint64_t run_want = e->packed_want | ETRACE_PB_RUN | ETRACE_PB_RUN_INDEXED;
+    bool run_last = false;      /* the last record taken is a run */
 
     if (e->resync_units == &e->halfwords) {
         halfwords_left = units_left(halfwords, e->resync_fast_end);
@@ -1860,7 +2063,30 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
             (!bpred && branches + act >= MAX_MAP_BRANCHES) ||
             (count_units && ((uint32_t)units >= halfwords_left ||
                              units >> 32 >= instructions_left))) {
-            break;
+            RunBranches rb = {
+                .branches = branches, .pbc = pbc, .map = map,
+                .last = last, .last_state = last_state,
+            };
+
+            /*
+             * An indexed run, with prediction: its branches join in the
+             * loop when that sends nothing (take_run_fast() otherwise)
+             */
+            if (!runs || (info & run_mask) != run_want ||
+                (act & ~ACT_BRANCH) ||
+                !quiet_predicted_run(&qp, p->iaddr, act, &taken, &entry,
+                                     &rb)) {
+                break;
+            }
+            branches = rb.branches;
+            pbc = rb.pbc;
+            map = rb.map;
+            last = rb.last;
+            last_state = rb.last_state;
+            act = ACT_BRANCH;
+            units += run_packed_units(info);
+            run_last = true;
+            continue;
         }
         if (!bpred) {
             map |= (uint32_t)(act & !taken) << branches;
@@ -1877,6 +2103,7 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
             entry = quiet_entry(&qp, p->iaddr, info);
         }
         units += etrace_packed_units(info);
+        run_last = false;
     }
     if (p > first) {
         if (branches != e->branches) {
@@ -1887,7 +2114,18 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
         e->pbc = pbc;
         e->prev_implicit_ret = false;
         /* store_packed() counts the last block: the run counts them all */
-        store_packed(e, p[-1].iaddr, p[-1].info, context);
+        if (run_last) {
+            uint64_t run_map = run_map_of(p[-1].iaddr, p[-1].info);
+            unsigned k = run_length(run_map);
+
+            pend_run_branch(e, !taken,
+                            pb_field(p[-1].info, ETRACE_PB_PRIV_SHIFT, 3) &
+                            e->priv_mask, context,
+                            run_branch_addr(p[-1].iaddr >>
+                                            ETRACE_RUN_INDEX_SHIFT, k, k - 1));
+        } else {
+            store_packed(e, p[-1].iaddr, p[-1].info, context);
+        }
         e->halfwords = halfwords + (uint32_t)units;
         e->instructions = instructions + (units >> 32);
     }
@@ -1918,6 +2156,72 @@ static size_t take_quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb,
            quiet_run(e, pb, i, n, context, stop_mask, false, false);
 }
 
+/* A packed run's totals (take_run()'s count_units()) */
+static inline void count_packed_run(ETraceEncoder *e, uint64_t info)
+{
+    e->halfwords += pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16);
+    e->instructions += pb_field(info, ETRACE_PB_NINSNS_SHIFT, 16) ?: 1;
+}
+
+/*
+ * take_run_fast() with branch prediction, for a run of n branches with
+ * the outcomes map (1 = not taken, oldest in bit 0), after a pending
+ * branch, call or nothing, perhaps at an uninferable jump's target:
+ * each branch is predicted as it joins the pending ones
+ * (run_branch_joins()), and the last becomes the pending instruction.
+ */
+static bool take_predicted_run(ETraceEncoder *e, const ETracePackedBlock *pb,
+                               uint64_t map, unsigned n, uint64_t context)
+{
+    uint64_t info = pb->info, index = pb->iaddr >> ETRACE_RUN_INDEX_SHIFT;
+    unsigned act = e->pending_act;
+    uint8_t priv = pb_field(info, ETRACE_PB_PRIV_SHIFT, 3) & e->priv_mask;
+    bool taken = e->pending.itype == RISCV_ITYPE_TAKEN_BRANCH;
+    RunBranches rb;
+    uint8_t *table;
+    uint32_t mask;
+
+    if (!run_predictable(e, info & ETRACE_PB_RUN_INDEXED, n)) {
+        return false;       /* take_run() decides */
+    }
+    if (act & ACT_REPORT) {
+        /* step 3: it follows an uninferable jump, with its own branch */
+        if (act & ACT_BRANCH) {
+            add_branch(e, taken, pending_addr(e));
+        }
+        send_address(e, pending_addr(e), REASON_UPDISCON, false, false);
+    }
+    rb = (RunBranches) {
+        .branches = e->branches, .pbc = e->pbc, .map = e->branch_map,
+    };
+    if ((act & (ACT_BRANCH | ACT_REPORT)) == ACT_BRANCH) {
+        run_branch_joins(e, &rb,
+                         &e->bpred[etrace_table_index(&e->p, e->bpred_mask,
+                                                      pending_addr(e))],
+                         taken);
+    }
+    /* a call, and what every instruction of the run leaves behind */
+    after_insn(e, act & ACT_PUSH, pending_end(e), true, 0);
+    /* (in locals: the table's byte stores could alias any field of e) */
+    table = e->bpred;
+    mask = e->bpred_mask;
+    for (unsigned i = run_branches_join(&rb, table, mask, index, map, n);
+         i + 1 < n; i++) {
+        run_branch_joins(e, &rb, &table[run_branch_entry(index, n, i) & mask],
+                         !(map >> i & 1));
+    }
+    if (n > 1 || (act & (ACT_BRANCH | ACT_REPORT)) == ACT_BRANCH) {
+        e->branch_since_ret = true;
+    }
+    e->branches = rb.branches;
+    e->pbc = rb.pbc;
+    e->branch_map = rb.map;
+    pend_run_branch(e, map >> (n - 1) & 1, priv, context,
+                    run_branch_addr(index, n, n - 1));
+    count_packed_run(e, info);
+    return true;
+}
+
 /*
  * A packed run after a pending instruction that is a branch, a call or
  * nothing to the algorithm, perhaps at an uninferable jump's target
@@ -1930,10 +2234,11 @@ static size_t take_quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb,
 static bool take_run_fast(ETraceEncoder *e, const ETracePackedBlock *pb,
                           uint64_t context)
 {
-    uint64_t info = pb->info, map = pb->iaddr;
+    uint64_t info = pb->info, map = run_map_of(pb->iaddr, info);
+    uint64_t index = pb->iaddr >> ETRACE_RUN_INDEX_SHIFT;
     unsigned act = e->pending_act, n;
 
-    if ((info & e->packed_mask) != e->packed_want || e->bpred_on ||
+    if ((info & e->packed_mask) != e->packed_want ||
         (act & ~(ACT_BRANCH | ACT_PUSH | ACT_REPORT)) || map < 2 ||
         (!pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16) &&
          etrace_options_count_units(&e->o))) {
@@ -1941,6 +2246,9 @@ static bool take_run_fast(ETraceEncoder *e, const ETracePackedBlock *pb,
     }
     n = run_length(map);
     map &= ~(UINT64_C(1) << n);
+    if (e->bpred_on) {
+        return take_predicted_run(e, pb, map, n, context);
+    }
     if (act & ACT_REPORT) {
         /* step 3: it follows an uninferable jump, with its own branch */
         if (act & ACT_BRANCH) {
@@ -1973,9 +2281,9 @@ static bool take_run_fast(ETraceEncoder *e, const ETracePackedBlock *pb,
     }
     pend_run_branch(e, map >> (n - 1) & 1,
                     pb_field(info, ETRACE_PB_PRIV_SHIFT, 3) & e->priv_mask,
-                    context);
-    e->halfwords += pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16);
-    e->instructions += pb_field(info, ETRACE_PB_NINSNS_SHIFT, 16) ?: 1;
+                    context, info & ETRACE_PB_RUN_INDEXED ?
+                    run_branch_addr(index, n, n - 1) : 0);
+    count_packed_run(e, info);
     return true;
 }
 

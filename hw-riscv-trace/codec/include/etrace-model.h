@@ -36,6 +36,16 @@ static inline uint32_t etrace_bpred_index(const ETraceParams *p,
     return etrace_table_index(p, etrace_table_mask(p->bpred_size_p), addr);
 }
 
+/*
+ * Whether the predictor entries of an indexed run (etrace-record.h) are
+ * those of the encoder's predictor: 2^bpred_size_p entries indexed from
+ * address bit iaddress_lsb_p.
+ */
+static inline bool etrace_run_indexes_fit(const ETraceParams *p)
+{
+    return p->iaddress_lsb_p == 1 && p->bpred_size_p <= ETRACE_RUN_INDEX_BITS;
+}
+
 static inline uint32_t etrace_jtc_index(const ETraceParams *p, uint64_t addr)
 {
     return etrace_table_index(p, etrace_table_mask(p->cache_size_p), addr);

@@ -436,10 +436,17 @@ void etrace_params_from_discovery(ETraceParams *p, uint32_t d0, uint32_t d1);
  *   last instruction needs no successor's address (neither a trap nor
  *   itype 3, 6, 8, 10, 12, 13 or 14), that the block after it is a
  *   traced block of that privilege with an address (the last of the
- *   branch blocks), and that branch prediction is off (3.2.6 needs every
- *   branch's address).  A run that breaks these rules is a loss (see
- *   lost()); at the start of tracing and after a loss, runs are skipped
- *   until a block brings an address.
+ *   branch blocks), and that with branch prediction on the run is
+ *   indexed: run_indexed, at most ETRACE_RUN_INDEXED_MAX branches and in
+ *   run_index their predictor entries (etrace-record.h's layout, shifted
+ *   down to bit 0; 3.2.6 needs nothing else of a branch's address), on
+ *   an encoder whose predictor they fit (etrace_run_indexes_fit()).  A
+ *   run that breaks these rules is a loss (see lost()), and so is an
+ *   indexed one that comes while fewer than ETRACE_RUN_INDEXED_MAX
+ *   branches are left before the count of predicted branches is full
+ *   (the branch that fills it is reported with its address: once in
+ *   2^32 predicted branches).  At the start of tracing and after a loss,
+ *   runs are skipped until a block brings an address.
  */
 typedef struct ETraceBlock {
     uint64_t iaddr;
@@ -458,6 +465,8 @@ typedef struct ETraceBlock {
     uint64_t tval;          /* itype 1 and 2 only */
     uint64_t epc;           /* itype 1 and 2 only */
     uint64_t run_map;       /* runs only: 1 = not taken, oldest in bit 0 */
+    uint64_t run_index;     /* indexed runs only: the newest in bits 5:0 */
+    bool run_indexed;
 } ETraceBlock;
 
 /*
