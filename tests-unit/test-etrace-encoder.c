@@ -1302,6 +1302,12 @@ typedef struct Walker {
     uint8_t target[PROG_BLOCKS][2];
     unsigned pc, priv;
     unsigned stack[16], depth;
+    /*
+     * where each call returns to (the end of its block), and the address
+     * of the next block when it follows a return: a return stack predicts
+     * those returns
+     */
+    uint64_t link[16], resume;
     unsigned trap_pc, trap_priv;
     uint8_t trips[PROG_BLOCKS];     /* of the loops: branches to themselves */
 } Walker;
@@ -1349,6 +1355,10 @@ static ETraceBlock walker_block(Walker *w)
     };
     unsigned next = (i + 1) % PROG_BLOCKS;
 
+    if (w->resume) {
+        b.iaddr = w->resume;
+        w->resume = 0;
+    }
     switch (itype) {
     case RISCV_ITYPE_NOT_TAKEN_BRANCH:
         if (i % 5 == 0) {
@@ -1374,13 +1384,18 @@ static ETraceBlock walker_block(Walker *w)
     case RISCV_ITYPE_INFERABLE_CALL:
     case RISCV_ITYPE_UNINFERABLE_CALL:
         if (w->depth < G_N_ELEMENTS(w->stack)) {
+            w->link[w->depth] = b.iaddr + b.iretire * 2;
             w->stack[w->depth++] = next;
         }
         next = w->target[i][g_rand_int_range(w->r, 0, 2)];
         break;
     case RISCV_ITYPE_RETURN:
-        next = w->depth && g_rand_int_range(w->r, 0, 16) ?
-               w->stack[--w->depth] : w->target[i][0];
+        if (w->depth && g_rand_int_range(w->r, 0, 16)) {
+            next = w->stack[--w->depth];
+            w->resume = w->link[w->depth];
+        } else {
+            next = w->target[i][0];
+        }
         break;
     case RISCV_ITYPE_TRAP_RETURN:
         next = w->trap_pc;
@@ -1402,9 +1417,10 @@ static ETraceBlock walker_trap(Walker *w)
                  RISCV_ITYPE_INTERRUPT,
         .priv = w->priv, .qualified = true,
         .cause = g_rand_int_range(w->r, 0, 24), .tval = g_rand_int(w->r),
-        .epc = block_addr(w, w->pc),
+        .epc = w->resume ? w->resume : block_addr(w, w->pc),
     };
 
+    w->resume = 0;
     if (g_rand_int_range(w->r, 0, 4) == 0) {
         /* a few instructions retire before the trap */
         b.iaddr = b.epc;

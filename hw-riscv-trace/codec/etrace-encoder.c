@@ -105,6 +105,8 @@ enum {
 };
 #define ACT_SIJUMP          16
 #define ACT_ENTRIES         32
+/* The actions a quiet run takes in its loop (quiet_run()) */
+#define ACT_QUIET           (ACT_BRANCH | ACT_PUSH | ACT_RETURN)
 
 /* The part of a block that describes its instructions (not its trap). */
 #define PENDING_BYTES       offsetof(ETraceBlock, cause)
@@ -1970,6 +1972,43 @@ static inline unsigned run_branches_join(RunBranches *rb, uint8_t *table,
 }
 
 /*
+ * A call or an implicit return pending in a quiet run (act ACT_PUSH or
+ * ACT_RETURN), before a block at next: quiet_step()'s (3.2.5), with the
+ * flags it changes in locals; a call returns to link.  False, with
+ * nothing changed, for a return the counter or the stack does not
+ * predict: the general path reports it.
+ */
+static inline __attribute__((always_inline))
+bool quiet_call_or_return(ETraceEncoder *e, unsigned act, uint64_t link,
+                          uint64_t next, bool *ret_since_call,
+                          bool *branch_since_ret)
+{
+    if (act & ACT_PUSH) {
+        etrace_callstack_push(&e->calls, link);
+        *ret_since_call = false;
+        return true;
+    }
+    if (!return_predicted(e, true, next & e->addr_mask)) {
+        return false;
+    }
+    etrace_callstack_pop(&e->calls);
+    *ret_since_call = true;
+    *branch_since_ret = false;
+    return true;
+}
+
+/* The address after the last instruction of a plain packed block */
+static inline uint64_t packed_end(const ETraceEncoder *e, uint64_t iaddr,
+                                  uint64_t info)
+{
+    bool ilastsize = pb_field(info, ETRACE_PB_ILASTSIZE_SHIFT, 1);
+
+    return (last_insn_addr(e, iaddr, pb_field(info, ETRACE_PB_IRETIRE_SHIFT,
+                                              16), ilastsize) +
+            (ilastsize ? 4 : 2)) & e->addr_mask;
+}
+
+/*
  * An indexed run (at iaddr) in a quiet run with prediction on: the
  * pending branch, if any (act), and all of the run's branches but the
  * last join the pending ones, when that can send nothing (30 or fewer
@@ -2044,6 +2083,9 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
                         ETRACE_PB_RUN_INDEXED | stop_mask;
     uint64_t run_want = e->packed_want | ETRACE_PB_RUN | ETRACE_PB_RUN_INDEXED;
     bool run_last = false;      /* the last record taken is a run */
+    bool branch_since_ret = e->branch_since_ret;
+    bool ret_since_call = e->ret_since_call;
+    bool implicit_ret = false;  /* prev_implicit_ret after the last */
 
     if (e->resync_units == &e->halfwords) {
         halfwords_left = units_left(halfwords, e->resync_fast_end);
@@ -2058,9 +2100,11 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
 
         /* the producer wrote them on another core: ask for them early */
         __builtin_prefetch(p + QUIET_PREFETCH);
-        /* (act is 0 or ACT_BRANCH, 1, below: add it, do not test it) */
-        if ((info & mask) != want || (act & ~ACT_BRANCH) ||
-            (!bpred && branches + act >= MAX_MAP_BRANCHES) ||
+        bool ret_here = false;
+
+        /* (act & ACT_BRANCH is 0 or 1, below: add it, do not test it) */
+        if ((info & mask) != want || (act & ~ACT_QUIET) ||
+            (!bpred && branches + (act & ACT_BRANCH) >= MAX_MAP_BRANCHES) ||
             (count_units && ((uint32_t)units >= halfwords_left ||
                              units >> 32 >= instructions_left))) {
             RunBranches rb = {
@@ -2078,17 +2122,31 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
                                      &rb)) {
                 break;
             }
+            branch_since_ret |= rb.branches != branches;
             branches = rb.branches;
             pbc = rb.pbc;
             map = rb.map;
             last = rb.last;
             last_state = rb.last_state;
+            implicit_ret = false;
             act = ACT_BRANCH;
             units += run_packed_units(info);
             run_last = true;
             continue;
         }
-        if (!bpred) {
+        if (act & (ACT_PUSH | ACT_RETURN)) {
+            uint64_t link = act & ACT_PUSH ?
+                            (p > first ? packed_end(e, p[-1].iaddr,
+                                                    p[-1].info) :
+                             pending_end(e)) : 0;
+
+            if (!quiet_call_or_return(e, act, link, p->iaddr,
+                                      &ret_since_call, &branch_since_ret)) {
+                break;
+            }
+            /* unless the block's first instruction comes after it */
+            ret_here = (act & ACT_RETURN) && packed_single(info);
+        } else if (!bpred) {
             map |= (uint32_t)(act & !taken) << branches;
             branches += act;
         } else if (act &&
@@ -2096,6 +2154,8 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
                                            &map, &last, &last_state)) {
             break;
         }
+        branch_since_ret |= act & ACT_BRANCH;
+        implicit_ret = ret_here;
         taken = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4) ==
                 RISCV_ITYPE_TAKEN_BRANCH;
         act = packed_action(e, info);
@@ -2106,13 +2166,12 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
         run_last = false;
     }
     if (p > first) {
-        if (branches != e->branches) {
-            e->branch_since_ret = true;
-        }
+        e->branch_since_ret = branch_since_ret;
+        e->ret_since_call = ret_since_call;
         e->branches = branches;
         e->branch_map = map;
         e->pbc = pbc;
-        e->prev_implicit_ret = false;
+        e->prev_implicit_ret = implicit_ret;
         /* store_packed() counts the last block: the run counts them all */
         if (run_last) {
             uint64_t run_map = run_map_of(p[-1].iaddr, p[-1].info);
@@ -2310,7 +2369,7 @@ size_t etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
             /* pb[0] is taken whatever its bits: not by the run */
         } else if (!ctype && e->fast_ok && !e->block_done &&
                    !((e->pending_act | packed_action(e, pb[i].info)) &
-                     ~ACT_BRANCH)) {
+                     ~ACT_QUIET)) {
             /*
              * (a run takes more than this block, or its set-up costs
              * more than the block-at-a-time path below)
