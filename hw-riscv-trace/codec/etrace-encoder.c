@@ -1374,6 +1374,13 @@ static uint64_t run_branch_addr(uint64_t index, unsigned n, unsigned i)
     return (uint64_t)run_branch_entry(index, n, i) << 1;
 }
 
+/* With pbc predicted, a run's branches and the one before can not fill it */
+static inline bool count_room(uint64_t pbc)
+{
+    return pbc + ETRACE_RUN_INDEXED_MAX + 1 <
+           MAX_MAP_BRANCHES + (uint64_t)UINT32_MAX;
+}
+
 /*
  * With branch prediction, whether a run may be taken: it is indexed (see
  * ETraceBlock), and no branch of it can fill the count of predicted
@@ -1383,8 +1390,7 @@ static uint64_t run_branch_addr(uint64_t index, unsigned n, unsigned i)
 static bool run_predictable(const ETraceEncoder *e, bool indexed, unsigned n)
 {
     return indexed && n <= ETRACE_RUN_INDEXED_MAX && e->run_indexes_fit &&
-           e->pbc + ETRACE_RUN_INDEXED_MAX + 1 <
-           MAX_MAP_BRANCHES + (uint64_t)UINT32_MAX;
+           count_room(e->pbc);
 }
 
 /*
@@ -1883,6 +1889,8 @@ typedef struct RunBranches {
     uint64_t branches, pbc;
     uint32_t map;
     uint8_t *last, last_state;
+    bool sent;                  /* run_branch_joins() sent them */
+    bool joined;                /* quiet_predicted_run(): some joined */
 } RunBranches;
 
 /*
@@ -1915,6 +1923,7 @@ static inline void run_branch_joins(ETraceEncoder *e, RunBranches *rb,
     }
     e->cur_mispredicted = !hit;
     send_branches(e);
+    rb->sent = true;
     rb->branches = e->branches;
     rb->pbc = e->pbc;
     rb->map = e->branch_map;
@@ -2015,32 +2024,38 @@ static inline uint64_t packed_end(const ETraceEncoder *e, uint64_t iaddr,
 /*
  * An indexed run (at iaddr) in a quiet run with prediction on: the
  * pending branch, if any (act), and all of the run's branches but the
- * last join the pending ones, when that can send nothing (30 or fewer
- * pending after them), and the last becomes the pending instruction:
- * its outcome in *taken, its predictor entry in *entry.  False, with
- * nothing changed, if the run is not for here.
+ * last join the pending ones (run_branches_join(), run_branch_joins(),
+ * which may send them: then rb->sent), and the last becomes the pending
+ * instruction: its outcome in *taken, its predictor entry in *entry.
+ * False, with nothing changed, if the run is not for here.  The pending
+ * ones in e must be those of rb (a packet sends them).
  */
 static inline __attribute__((always_inline))
-bool quiet_predicted_run(const QuietPredictor *qp, uint64_t iaddr,
-                         unsigned act, bool *taken, uint8_t **entry,
-                         RunBranches *rb)
+bool quiet_predicted_run(ETraceEncoder *e, const QuietPredictor *qp,
+                         uint64_t iaddr, unsigned act, bool *taken,
+                         uint8_t **entry, RunBranches *rb)
 {
     uint64_t map = run_map_of(iaddr, ETRACE_PB_RUN_INDEXED);
     uint64_t index = iaddr >> ETRACE_RUN_INDEX_SHIFT;
     unsigned n = run_length(map);
 
     map &= ~(UINT64_C(1) << n);
-    if (!n || n > ETRACE_RUN_INDEXED_MAX ||
-        rb->branches + act + n - 1 >= MAX_MAP_BRANCHES) {
+    if (!n || n > ETRACE_RUN_INDEXED_MAX || !count_room(rb->pbc)) {
         return false;
     }
     if (act) {
-        quiet_predicted_branch(*entry, *taken, &rb->branches, &rb->pbc,
-                               &rb->map, &rb->last, &rb->last_state);
+        run_branch_joins(e, rb, *entry, *taken);
     }
-    run_branches_join(rb, qp->table, qp->mask, index, map, n);
+    for (unsigned i = run_branches_join(rb, qp->table, qp->mask, index, map,
+                                        n);
+         i + 1 < n; i++) {
+        run_branch_joins(e, rb,
+                         &qp->table[run_branch_entry(index, n, i) & qp->mask],
+                         !(map >> i & 1));
+    }
     *taken = !(map >> (n - 1) & 1);
     *entry = &qp->table[run_branch_entry(index, n, n - 1) & qp->mask];
+    rb->joined = act || n > 1;
     return true;
 }
 
@@ -2115,6 +2130,7 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
                 .branches = branches, .pbc = pbc, .map = map,
                 .last = last, .last_state = last_state,
             };
+            bool sent;
 
             /*
              * An indexed run, with prediction: its branches join in the
@@ -2122,11 +2138,12 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
              */
             if (!runs || (info & run_mask) != run_want ||
                 (act & ~ACT_BRANCH) ||
-                !quiet_predicted_run(&qp, p->iaddr, act, &taken, &entry,
+                !quiet_predicted_run(e, &qp, p->iaddr, act, &taken, &entry,
                                      &rb)) {
                 break;
             }
-            branch_since_ret |= rb.branches != branches;
+            sent = rb.sent;
+            branch_since_ret |= rb.joined;
             branches = rb.branches;
             pbc = rb.pbc;
             map = rb.map;
@@ -2136,6 +2153,11 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
             act = ACT_BRANCH;
             units += run_packed_units(info);
             run_last = true;
+            if (sent) {
+                /* a packet moved the resync count: the loop ends here */
+                p++;
+                break;
+            }
             continue;
         }
         if (act & (ACT_PUSH | ACT_RETURN)) {
