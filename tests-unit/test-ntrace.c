@@ -1031,11 +1031,14 @@ static size_t random_records(ETracePackedBlock *pb, size_t max, bool runs,
         RISCV_ITYPE_TRAP_RETURN,
     };
     uint64_t addr = 0x80000000;
+    /* where calls return: most returns go there, as a return stack expects */
+    uint64_t links[16];
+    unsigned depth = 0;
     size_t n = 0;
 
     while (n + 2 <= max) {
         unsigned r = lcg(&seed) % 100, half = 1 + lcg(&seed) % 40;
-        unsigned priv = lcg(&seed) % 50 ? 3 : 1;
+        unsigned priv = lcg(&seed) % 50 ? 3 : 1, itype;
 
         if (r < 3) {                        /* a trap, its pair */
             pb[n].iaddr = addr + 2 * half;
@@ -1059,14 +1062,22 @@ static size_t random_records(ETracePackedBlock *pb, size_t max, bool runs,
             n++;
             continue;
         }
+        itype = itypes[lcg(&seed) % G_N_ELEMENTS(itypes)];
         pb[n].iaddr = addr;
         pb[n].info = ETRACE_PB_PLAIN | half |
                      (uint64_t)(half / 2 + 1) << ETRACE_PB_NINSNS_SHIFT |
-                     (uint64_t)itypes[lcg(&seed) % G_N_ELEMENTS(itypes)]
-                         << ETRACE_PB_ITYPE_SHIFT |
+                     (uint64_t)itype << ETRACE_PB_ITYPE_SHIFT |
                      (lcg(&seed) & 1 ? ETRACE_PB_ILASTSIZE : 0) |
                      (uint64_t)priv << ETRACE_PB_PRIV_SHIFT;
-        addr += 2 * half + 2 * (lcg(&seed) % 64);
+        if ((itype == RISCV_ITYPE_INFERABLE_CALL ||
+             itype == RISCV_ITYPE_UNINFERABLE_CALL) && depth < 16) {
+            links[depth++] = addr + 2 * half;
+        }
+        if (itype == RISCV_ITYPE_RETURN && depth && lcg(&seed) % 8) {
+            addr = links[--depth];
+        } else {
+            addr += 2 * half + 2 * (lcg(&seed) % 64);
+        }
         n++;
     }
     return n;
@@ -1142,6 +1153,11 @@ static void test_packed(void)
         { NTRACE_MODE_HTM, ETRACE_IR_CALL_COUNTER, 0, 0, false, false },
         { NTRACE_MODE_HTM, 0, ETRACE_SYNC_CYCLES, 0, false, true },
         { NTRACE_MODE_BTM, 0, 0, 2, false, true },
+        { NTRACE_MODE_HTM, ETRACE_IR_RETURN_STACK, 0, 0, true, false },
+        { NTRACE_MODE_HTM, ETRACE_IR_CALL_COUNTER, 0, 0, true, false },
+        { NTRACE_MODE_BTM, ETRACE_IR_RETURN_STACK, 0, 0, true, false },
+        { NTRACE_MODE_HTM, ETRACE_IR_RETURN_STACK, ETRACE_SYNC_PACKETS, 0,
+          true, false },
     };
     enum { N = 20000 };
     ETracePackedBlock *pb = g_new(ETracePackedBlock, N);

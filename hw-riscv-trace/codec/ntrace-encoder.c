@@ -812,16 +812,22 @@ static inline void take_quiet(NTraceEncoder *e, uint64_t iaddr,
  * The commonest stretch of records: quiet blocks, and in HTM the runs of
  * branches the hart held back, take_quiet() and account_run() record
  * after record, for as long as nothing else can happen (no sync due or
- * made due, no repeat mode or SRC, no return to check), with the state
- * they change in locals (QuietState) and written once at the end.  The
- * messages (DirectBranch, IndirectBranch, IndirectBranchHist) go straight
- * into the window.  The sync mode and the trace mode are constant in
- * each caller.
+ * made due, no SRC, no message in repeat mode, no return its call did
+ * not predict), with the state they change in locals (QuietState) and
+ * written once at the end; calls and returns of implicit return keep the
+ * call stack as account() does.  The messages (DirectBranch,
+ * IndirectBranch, IndirectBranchHist) go straight into the window.  The
+ * sync mode and the trace mode are constant in each caller.
  */
 typedef struct QuietState {
     /* of e, constant: copies the window's stores can not alias */
     uint64_t addr_mask;
     uint32_t indirect_itypes;
+    bool counter;               /* implicit return with a call counter */
+    bool repeat;                /* repeat mode: no message here */
+    ETraceCallStack *stack;     /* implicit return: e->stack, else NULL */
+    bool ret_check;             /* as e's */
+    uint64_t ret_expect;
     uint64_t icnt, hist, last_addr, sync_units;
     uint64_t units;             /* etrace_packed_units() added up */
     uint64_t messages;
@@ -879,13 +885,29 @@ bool quiet_send(QuietState *q, const ETracePackedBlock *p, unsigned sync_mode,
     return true;
 }
 
+/* account()'s call stack, for plain block p ending with itype */
+static inline __attribute__((always_inline))
+void quiet_call_or_return(QuietState *q, const ETracePackedBlock *p,
+                          unsigned itype)
+{
+    if (itype == RISCV_ITYPE_RETURN && q->stack->depth) {
+        q->ret_expect = etrace_callstack_pop(q->stack);
+        q->ret_check = true;
+    }
+    if (itype == RISCV_ITYPE_INFERABLE_CALL ||
+        itype == RISCV_ITYPE_UNINFERABLE_CALL) {
+        etrace_callstack_push(q->stack, (p->iaddr & q->addr_mask) +
+                              2 * (uint64_t)(p->info & 0xffff));
+    }
+}
+
 /*
  * take_quiet() of plain block p: taken when it is of the current
- * privilege (mask, want), without the stop bits, not a trap's nor, with
- * implicit return, a call or a return (stop_itypes), and when neither
- * its I-CNT nor its branch would fill a register; else false, and the
- * general path takes it (it sends ResourceFull), as a block without room
- * for its message.
+ * privilege (mask, want), without the stop bits, not a trap's
+ * (stop_itypes), and when neither its I-CNT nor its branch would fill a
+ * register; else false, and the general path takes it (it sends
+ * ResourceFull), as a block without room for its message or, in repeat
+ * mode, with a message.
  */
 static inline __attribute__((always_inline))
 bool quiet_take_block(QuietState *q, const ETracePackedBlock *p,
@@ -897,9 +919,13 @@ bool quiet_take_block(QuietState *q, const ETracePackedBlock *p,
     uint64_t info = p->info;
     unsigned iretire = info & 0xffff;
     unsigned itype = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4);
+    /* a return to where its call pushed: no message (send_pending()) */
+    bool returned = q->ret_check &&
+                    (q->counter || (p->iaddr & q->addr_mask) == q->ret_expect);
+    bool send = q->pending && !returned;
     /* I-CNT and HIST after the pending message, if any */
-    uint64_t icnt = q->pending ? 0 : q->icnt;
-    uint64_t hist = hist_mode && q->pending ? 1 : q->hist;
+    uint64_t icnt = send ? 0 : q->icnt;
+    uint64_t hist = hist_mode && send ? 1 : q->hist;
 
     if ((info & mask) != want || (stop_itypes >> itype & 1) ||
         icnt + iretire > NTRACE_ICNT_MAX ||
@@ -907,12 +933,13 @@ bool quiet_take_block(QuietState *q, const ETracePackedBlock *p,
          (hist << 1) >> NTRACE_HIST_BITS)) {
         return false;
     }
-    if (q->pending && !quiet_send(q, p, sync_mode, hist_mode)) {
+    if (send && (q->repeat || !quiet_send(q, p, sync_mode, hist_mode))) {
         return false;
     }
     q->icnt = icnt + iretire;
     q->hist = hist;
     q->pending = NTRACE_PENDING_NONE;
+    q->ret_check = false;
     if (branch >> itype & 1) {
         bool taken = itype == RISCV_ITYPE_TAKEN_BRANCH;
 
@@ -921,9 +948,14 @@ bool quiet_take_block(QuietState *q, const ETracePackedBlock *p,
         } else if (taken) {
             q->pending = NTRACE_PENDING_DIRECT;
         }
-    } else if (q->indirect_itypes >> itype & 1) {
-        q->pending = NTRACE_PENDING_INDIRECT;
-        q->btype = NTRACE_BTYPE_JUMP;
+    } else {
+        if (q->stack) {
+            quiet_call_or_return(q, p, itype);
+        }
+        if (q->indirect_itypes >> itype & 1) {
+            q->pending = NTRACE_PENDING_INDIRECT;
+            q->btype = NTRACE_BTYPE_JUMP;
+        }
     }
     q->last_plain = p;
     return true;
@@ -945,6 +977,8 @@ void quiet_store(NTraceEncoder *e, const QuietState *q,
     e->sync_units = q->sync_units;
     e->pending = q->pending;
     e->pending_btype = q->btype;
+    e->ret_check = q->ret_check;
+    e->ret_expect = q->ret_expect;
     e->stats.halfwords += (uint32_t)q->units;
     e->stats.instructions += q->units >> 32;
     if (last == p - 1) {
@@ -978,18 +1012,16 @@ size_t quiet_run(NTraceEncoder *e, const ETracePackedBlock *pb, size_t i,
                        UINT64_C(1) << (e->o.sync_max + 4);
     QuietState q = {
         .addr_mask = e->addr_mask, .indirect_itypes = e->indirect_itypes,
+        .counter = e->o.implicit_return == ETRACE_IR_CALL_COUNTER,
+        .repeat = e->o.repeat,
+        .stack = e->o.implicit_return ? &e->stack : NULL,
+        .ret_check = e->ret_check, .ret_expect = e->ret_expect,
         .icnt = e->icnt, .hist = e->hist, .last_addr = e->last_addr,
         .sync_units = e->sync_units, .pending = e->pending,
         .btype = e->pending_btype, .buf = e->win->pos,
         .room = e->win->end - e->win->pos,
     };
 
-    if (e->o.implicit_return) {
-        /* the call stack: account() */
-        stop_itypes |= 1u << RISCV_ITYPE_UNINFERABLE_CALL |
-                       1u << RISCV_ITYPE_INFERABLE_CALL |
-                       1u << RISCV_ITYPE_RETURN;
-    }
     if (q.sync_units >= sync_at) {
         return i;
     }
@@ -1030,8 +1062,7 @@ static size_t take_quiet_run(NTraceEncoder *e, const ETracePackedBlock *pb,
                     (uint64_t)e->priv << ETRACE_PB_PRIV_SHIFT;
     bool h = htm(e);
 
-    if (e->sync_due || e->o.repeat || e->p.src_bits || e->ret_check ||
-        e->bcnt || e->hrepeat || !e->synced || !e->win ||
+    if (e->sync_due || e->p.src_bits || !e->synced || !e->win ||
         e->hist_len != NTRACE_HIST_BITS ||
         context != e->context || (e->priv & ~priv_mask)) {
         return i;
