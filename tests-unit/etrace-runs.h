@@ -3,13 +3,15 @@
  *
  * The hart (target/riscv/trace_ingress.c) hands over blocks that end
  * with a conditional branch in bulk: it holds them back, and when a
- * block of another kind comes, sends the held ones as a run (etrace.h)
- * followed by the newest of them with its address.  The first branch
- * block after any other block goes out whole, and so does every 63rd
- * branch block in a row.  With branch prediction (indexed) the runs
- * carry each branch's predictor entry and hold at most
- * ETRACE_RUN_INDEXED_MAX branches: the 9th branch block in a row goes
- * out whole.
+ * block of another kind comes, sends the held ones as a run (etrace.h):
+ * all of them before a plain block its translated code appends, all but
+ * the newest, then the newest whole, before a trap or a context change
+ * (from C).  The first branch block after any other block goes out
+ * whole, and so does every 63rd branch block in a row.  With branch
+ * prediction (indexed) the runs carry each branch's predictor entry and
+ * hold at most ETRACE_RUN_INDEXED_MAX branches: the 9th and the 10th
+ * branch block in a row go out whole; above its entries the hart's
+ * index word holds older ones, which the encoder must ignore.
  * RunMaker does the same to a stream of ETraceBlocks.
  *
  * Copyright (c) 2026 The rvpa authors
@@ -31,18 +33,60 @@ typedef struct RunMaker {
     bool holding;           /* newest is held */
     bool need_address;      /* the next branch block goes out whole */
     bool indexed;           /* runs carry predictor entries */
+    uint64_t index;         /* the hart's entries: older ones above */
     RunOutFn *out;
     void *opaque;
 } RunMaker;
 
 static inline void run_maker_init(RunMaker *m, RunOutFn *out, void *opaque)
 {
-    *m = (RunMaker) { .need_address = true, .out = out, .opaque = opaque };
+    *m = (RunMaker) {
+        .need_address = true, .out = out, .opaque = opaque,
+        .index = UINT64_C(0x9e3779b97f4a7c15),
+    };
 }
 
-/* Send what is held: the run, if any, then the newest branch block. */
-static inline void run_maker_flush(RunMaker *m)
+/* The predictor entry of b's last instruction, as the hart records it */
+static inline uint64_t run_maker_index(const ETraceBlock *b)
 {
+    uint64_t last = b->iaddr + b->iretire * 2 - (b->ilastsize ? 4 : 2);
+
+    return last >> 1 & ((1u << ETRACE_RUN_INDEX_BITS) - 1);
+}
+
+/* The newest held block joins the run. */
+static inline void run_maker_join_newest(RunMaker *m)
+{
+    ETraceBlock *r = &m->run;
+
+    if (!r->run) {
+        *r = (ETraceBlock) {
+            .priv = m->newest.priv, .context = m->newest.context,
+            .qualified = true, .run_indexed = m->indexed,
+        };
+    }
+    if (m->indexed) {
+        m->index = m->index << ETRACE_RUN_INDEX_BITS |
+                   run_maker_index(&m->newest);
+        r->run_index = m->index;
+    }
+    r->run_map |= (uint64_t)(m->newest.itype ==
+                             RISCV_ITYPE_NOT_TAKEN_BRANCH) << r->run;
+    r->run++;
+    r->iretire += m->newest.iretire;
+    r->ninsns += m->newest.ninsns;
+    m->holding = false;
+}
+
+/*
+ * Send what is held: from C, the run, if any, then the newest branch
+ * block; before a block of translated code (all), one run of them all.
+ */
+static inline void run_maker_end(RunMaker *m, bool all)
+{
+    if (all && m->holding) {
+        run_maker_join_newest(m);
+    }
     if (m->run.run) {
         m->out(m->opaque, &m->run);
     }
@@ -51,6 +95,11 @@ static inline void run_maker_flush(RunMaker *m)
     }
     m->run.run = 0;
     m->holding = false;
+}
+
+static inline void run_maker_flush(RunMaker *m)
+{
+    run_maker_end(m, false);
 }
 
 /* A plain conditional branch block, the kind the hart holds back. */
@@ -62,12 +111,13 @@ static inline bool run_maker_holds_kind(const ETraceBlock *b)
            b->iretire && b->ninsns && b->ilastsize <= 1 && b->priv < 8;
 }
 
-/* The predictor entry of b's last instruction, as the hart records it */
-static inline uint64_t run_maker_index(const ETraceBlock *b)
+/* A block the hart's translated code appends (not a trap, from C) */
+static inline bool run_maker_translated(const ETraceBlock *b)
 {
-    uint64_t last = b->iaddr + b->iretire * 2 - (b->ilastsize ? 4 : 2);
-
-    return last >> 1 & ((1u << ETRACE_RUN_INDEX_BITS) - 1);
+    return b->itype != RISCV_ITYPE_EXCEPTION &&
+           b->itype != RISCV_ITYPE_INTERRUPT && b->itype < 16 &&
+           b->qualified && !b->notify && !b->ctype && !b->run &&
+           b->iretire && b->ninsns && b->ilastsize <= 1 && b->priv < 8;
 }
 
 /* Whether the hart would hold b back. */
@@ -80,38 +130,27 @@ static inline bool run_maker_holds(const RunMaker *m, const ETraceBlock *b)
 
 static inline void run_maker_block(RunMaker *m, const ETraceBlock *b)
 {
+    unsigned max = m->indexed ? ETRACE_RUN_INDEXED_MAX : RUN_MAX;
+
     if (run_maker_holds(m, b)) {
-        if (m->holding &&
-            m->run.run == (m->indexed ? ETRACE_RUN_INDEXED_MAX : RUN_MAX) - 1) {
+        if (m->holding && m->run.run == max - 1) {
             /* full: the held ones go, and this one whole */
-            run_maker_flush(m);
+            run_maker_end(m, true);
             m->out(m->opaque, b);
+            /* with prediction, the next one too */
+            m->need_address = m->indexed;
             return;
         }
         if (m->holding) {
-            ETraceBlock *r = &m->run;
-
-            if (!r->run) {
-                *r = (ETraceBlock) {
-                    .priv = m->newest.priv, .context = m->newest.context,
-                    .qualified = true, .run_indexed = m->indexed,
-                };
-            }
-            if (m->indexed) {
-                r->run_index = r->run_index << ETRACE_RUN_INDEX_BITS |
-                               run_maker_index(&m->newest);
-            }
-            r->run_map |= (uint64_t)(m->newest.itype ==
-                                     RISCV_ITYPE_NOT_TAKEN_BRANCH) << r->run;
-            r->run++;
-            r->iretire += m->newest.iretire;
-            r->ninsns += m->newest.ninsns;
+            run_maker_join_newest(m);
         }
         m->newest = *b;
         m->holding = true;
         return;
     }
-    run_maker_flush(m);
+    run_maker_end(m, run_maker_translated(b) &&
+                     (!m->holding || (b->priv == m->newest.priv &&
+                                      b->context == m->newest.context)));
     m->out(m->opaque, b);
     /* after a branch block that could have been held, the next can be */
     m->need_address = !run_maker_holds_kind(b);

@@ -1371,7 +1371,9 @@ static inline unsigned run_branch_entry(uint64_t index, unsigned n,
  */
 static uint64_t run_branch_addr(uint64_t index, unsigned n, unsigned i)
 {
-    return (uint64_t)run_branch_entry(index, n, i) << 1;
+    /* (a longer run has no entries: its branches are not predicted) */
+    return n <= ETRACE_RUN_INDEXED_MAX ?
+           (uint64_t)run_branch_entry(index, n, i) << 1 : 0;
 }
 
 /* With pbc predicted, a run's branches and the one before can not fill it */
@@ -1798,17 +1800,21 @@ void take_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
 }
 
 /*
- * A run of quiet blocks, each after an instruction that is a branch or
- * nothing at all to the algorithm (act 0 or ACT_BRANCH): quiet_step() and
- * store_packed() block after block, with the state they change kept in
- * locals and the pending block written once at the end.  A block is
+ * A run of quiet blocks, each after an instruction that is a branch, a
+ * call or a predicted return with implicit return, or nothing at all to
+ * the algorithm (act in ACT_QUIET): quiet_step() and store_packed() block
+ * after block, with the state they change kept in locals and the pending
+ * block written once at the end; with prediction, indexed runs join in
+ * the loop too (quiet_predicted_run(), after which the loop ends if they
+ * sent the pending branches).  A block is
  * taken when it is plain and promised so (ETRACE_PB_PLAIN: the checks for
  * traps and empty blocks are left out), has none of the stop bits and
  * comes before the resync count could reach resync_fast_end: with sync
  * mode packets or off that count does not move here, so only the
  * instruction and half-word modes check it (count_units, constant in each
  * caller).  The run stops after a pending instruction with any other
- * action and before the branch that could fill the map or, with branch
+ * action, before a return the call counter or stack does not predict,
+ * and before the branch that could fill the map or, with branch
  * prediction (bpred, constant in each caller), end a run of predicted
  * branches or fill their count: the general path takes those.  Returns
  * the index of the first block not taken.
@@ -2269,6 +2275,7 @@ static bool take_predicted_run(ETraceEncoder *e, const ETracePackedBlock *pb,
     if (!run_predictable(e, info & ETRACE_PB_RUN_INDEXED, n)) {
         return false;       /* take_run() decides */
     }
+    e->cur_mispredicted = false;    /* as evaluate() */
     if (act & ACT_REPORT) {
         /* step 3: it follows an uninferable jump, with its own branch */
         if (act & ACT_BRANCH) {
@@ -2310,7 +2317,8 @@ static bool take_predicted_run(ETraceEncoder *e, const ETracePackedBlock *pb,
 /*
  * A packed run after a pending instruction that is a branch, a call or
  * nothing to the algorithm, perhaps at an uninferable jump's target
- * (prediction off): take_run() without the decisions that can not come
+ * (with prediction, take_predicted_run()): take_run() without the
+ * decisions that can not come
  * up, as the fast paths take blocks.  Of figure 8.1 that leaves the
  * report of such a target (step 3, as in take_reporting_block()) and a
  * full branch map (none of the run's branches is addressed, so no resync

@@ -1056,7 +1056,9 @@ static size_t take_quiet_run(NTraceEncoder *e, const ETracePackedBlock *pb,
                              size_t i, size_t n, unsigned priv_mask,
                              uint64_t context, uint64_t stop_mask)
 {
-    uint64_t mask = ETRACE_PB_PLAIN | ETRACE_PB_RUN | stop_mask |
+    /* (indexed runs, of E-trace's prediction, take the general path) */
+    uint64_t mask = ETRACE_PB_PLAIN | ETRACE_PB_RUN | ETRACE_PB_RUN_INDEXED |
+                    stop_mask |
                     (uint64_t)priv_mask << ETRACE_PB_PRIV_SHIFT;
     uint64_t want = ETRACE_PB_PLAIN |
                     (uint64_t)e->priv << ETRACE_PB_PRIV_SHIFT;

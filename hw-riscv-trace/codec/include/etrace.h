@@ -442,7 +442,7 @@ void etrace_params_from_discovery(ETraceParams *p, uint32_t d0, uint32_t d1);
  *   down to bit 0; 3.2.6 needs nothing else of a branch's address), on
  *   an encoder whose predictor they fit (etrace_run_indexes_fit()).  A
  *   run that breaks these rules is a loss (see lost()), and so is an
- *   indexed one that comes while fewer than ETRACE_RUN_INDEXED_MAX
+ *   indexed one that comes while ETRACE_RUN_INDEXED_MAX + 1 or fewer
  *   branches are left before the count of predicted branches is full
  *   (the branch that fills it is reported with its address: once in
  *   2^32 predicted branches).  At the start of tracing and after a loss,
@@ -465,7 +465,8 @@ typedef struct ETraceBlock {
     uint64_t tval;          /* itype 1 and 2 only */
     uint64_t epc;           /* itype 1 and 2 only */
     uint64_t run_map;       /* runs only: 1 = not taken, oldest in bit 0 */
-    uint64_t run_index;     /* indexed runs only: the newest in bits 5:0 */
+    uint64_t run_index;     /* indexed: the newest in bits 5:0 (see
+                               etrace-record.h), above 6 * run ignored */
     bool run_indexed;
 } ETraceBlock;
 
