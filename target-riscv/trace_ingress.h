@@ -97,9 +97,9 @@ typedef ETracePackedBlock RISCVTraceRecord;
  * a run holds at most ETRACE_RUN_INDEXED_MAX branch blocks: a map with
  * any of the bits of RISCV_TRACE_RUN_INDEXED_SLOW set (the 1 bit after
  * that many, or bit 0 or 1) sends a branch exit to its slow path, and
- * after a full run the next two branch blocks go whole (an encoder that
- * predicts every branch can resync only between two blocks with
- * addresses).
+ * after a full run the next two blocks that could be held go whole (an
+ * encoder that predicts every branch can resync only between two blocks
+ * with addresses).
  */
 #define RISCV_TRACE_RUN_INDEXED_SLOW \
     MAKE_64BIT_MASK(0, 64 - ETRACE_RUN_INDEXED_MAX)

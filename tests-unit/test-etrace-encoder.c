@@ -2012,7 +2012,7 @@ static void test_predicted_loop_resync(void)
             lost += h->pkt[i].format == 3 && h->pkt[i].subformat == 3 &&
                     h->pkt[i].qual_status == ETRACE_QUAL_TRACE_LOST;
         }
-        /* a resync every 10 blocks (30 instructions, 48 half-words) */
+        /* a resync every 10 blocks (30 instructions, 60 half-words) */
         g_assert_cmpuint(syncs, >, 150);
         g_assert_cmpuint(lost, ==, 0);
         h_free(h);
