@@ -22,6 +22,7 @@
 #include <time.h>
 #include "insn_class.h"
 #include "etrace-decoder.h"
+#include "etrace-model.h"
 #include "etrace-runs.h"
 
 /* ------------------------------------------------------------ encoding */
@@ -752,12 +753,13 @@ static void encode(void *opaque, const ETraceBlock *b)
     etrace_encoder_block(run->enc, b);
 }
 
+/* As the hart: in runs (indexed with prediction) where the encoder can */
 static void feed(Run *run, const ETraceBlock *b)
 {
-    if (run->o.branch_prediction) {
-        encode(run, b);
-    } else {
+    if (run->runs.indexed || !run->o.branch_prediction) {
         run_maker_block(&run->runs, b);
+    } else {
+        encode(run, b);
     }
 }
 
@@ -1254,8 +1256,8 @@ static bool check_run(Run *run)
     if (run->lose && run->lost_done) {
         /*
          * A prefix, the gap, then everything from the sync on: at the
-         * loss or, when runs of branches follow it, at the first block
-         * with an address after them.
+         * loss or, when runs of branches follow it (with prediction too,
+         * indexed), at the first block with an address after them.
          */
         size_t pre = run->out_at_gap;
         size_t tail = run->out->len >= pre ? run->out->len - pre : 0;
@@ -1264,7 +1266,8 @@ static bool check_run(Run *run)
         ok = run->gaps >= 1 && !run->errors && pre <= run->lost_at &&
              first_mismatch(run->truth, 0, run->out, 0, pre) == pre &&
              from >= run->lost_at &&
-             (from == run->lost_at || !run->o.branch_prediction) &&
+             (from == run->lost_at || run->runs.indexed ||
+              !run->o.branch_prediction) &&
              first_mismatch(run->truth, from, run->out, pre, tail) == tail;
         at = pre;
     } else if (ok && run->traps->len == run->out_traps->len) {
@@ -1342,6 +1345,7 @@ static bool one_run(const Prog *g, GRand *r, const ETraceParams *p,
     run.out_traps = g_array_new(false, false, sizeof(TrapRec));
     run.enc = etrace_encoder_new(p, emit_bytes, &run);
     run_maker_init(&run.runs, encode, &run);
+    run.runs.indexed = o->branch_prediction && etrace_run_indexes_fit(p);
     g_assert_nonnull(run.enc);
     etrace_encoder_start(run.enc, o);
     run.pc = g->func_start[0];
