@@ -2019,6 +2019,20 @@ static void test_predicted_loop_resync(void)
     }
 }
 
+/* etrace_bpred_step() is etrace_bpred_next() and the hit, for every input */
+static void test_bpred_step(void)
+{
+    for (unsigned state = 0; state < 4; state++) {
+        for (unsigned taken = 0; taken < 2; taken++) {
+            unsigned step = etrace_bpred_step(state, taken);
+
+            g_assert_cmpuint(step & 3, ==, etrace_bpred_next(state, taken));
+            g_assert_cmpuint(step >> 2, ==,
+                             etrace_bpred_taken(state) == taken);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -2071,6 +2085,7 @@ int main(int argc, char **argv)
                     test_predicted_loop_packed);
     g_test_add_func("/etrace-encoder/run-totals", test_run_totals);
     g_test_add_func("/etrace-encoder/predicted-runs", test_predicted_runs);
+    g_test_add_func("/etrace-encoder/bpred-step", test_bpred_step);
     g_test_add_func("/etrace-encoder/predicted-loop-resync",
                     test_predicted_loop_resync);
     return g_test_run();

@@ -1895,7 +1895,7 @@ typedef struct RunBranches {
     uint64_t branches, pbc;
     uint32_t map;
     uint8_t *last, last_state;
-    bool sent;                  /* run_branch_joins() sent them */
+    bool sent;                  /* join_run_branch() sent them */
     bool joined;                /* quiet_predicted_run(): some joined */
 } RunBranches;
 
@@ -1906,7 +1906,7 @@ typedef struct RunBranches {
  * step 6 (send_branches(): the count can not be full, see
  * run_predictable()).
  */
-static inline void run_branch_joins(ETraceEncoder *e, RunBranches *rb,
+static inline void join_run_branch(ETraceEncoder *e, RunBranches *rb,
                                     uint8_t *entry, bool taken)
 {
     uint8_t state;
@@ -1942,19 +1942,15 @@ static inline void run_branch_joins(ETraceEncoder *e, RunBranches *rb,
  * when the pending ones stay below 31 whatever the predictions, else,
  * while the predictions so far were all right (pbc == branches), those
  * up to the first misprediction (while every branch is predicted, no map
- * fills and no count ends).  Returns how many; run_branch_joins() takes
+ * fills and no count ends).  Returns how many; join_run_branch() takes
  * the rest.  The map takes their outcomes as they are, the count the
  * leading correct predictions.
  */
-static inline unsigned run_branches_join(RunBranches *rb, uint8_t *table,
-                                         uint32_t mask, uint64_t index,
-                                         uint64_t map, unsigned n)
+static inline unsigned join_quiet_run_branches(RunBranches *rb,
+                                               uint8_t *table, uint32_t mask,
+                                               uint64_t index, uint64_t map,
+                                               unsigned n)
 {
-    /*
-     * etrace_bpred_next() and whether the entry predicted right, in bit
-     * 2, by state << 1 | taken: one load per branch
-     */
-    static const uint8_t step[8] = { 4, 1, 4, 3, 0, 7, 2, 7 };
     bool counting = rb->pbc == rb->branches;
     bool may_send = rb->branches + n - 1 >= MAX_MAP_BRANCHES;
     /* the oldest's entry on top, each next one shifted up in turn */
@@ -1968,7 +1964,7 @@ static inline unsigned run_branches_join(RunBranches *rb, uint8_t *table,
     for (i = 0; i + 1 < n; i++) {
         uint8_t *entry = &table[entries >> (64 - ETRACE_RUN_INDEX_BITS) &
                                 mask];
-        unsigned next = step[(*entry & 3) << 1 | (taken & 1)];
+        unsigned next = etrace_bpred_step(*entry, taken & 1);
 
         if (may_send && !(next & 4)) {
             break;
@@ -2030,7 +2026,7 @@ static inline uint64_t packed_end(const ETraceEncoder *e, uint64_t iaddr,
 /*
  * An indexed run (at iaddr) in a quiet run with prediction on: the
  * pending branch, if any (act), and all of the run's branches but the
- * last join the pending ones (run_branches_join(), run_branch_joins(),
+ * last join the pending ones (join_quiet_run_branches(), join_run_branch(),
  * which may send them: then rb->sent), and the last becomes the pending
  * instruction: its outcome in *taken, its predictor entry in *entry.
  * False, with nothing changed, if the run is not for here.  The pending
@@ -2043,21 +2039,20 @@ bool quiet_predicted_run(ETraceEncoder *e, const QuietPredictor *qp,
 {
     uint64_t map = run_map_of(iaddr, ETRACE_PB_RUN_INDEXED);
     uint64_t index = iaddr >> ETRACE_RUN_INDEX_SHIFT;
-    unsigned n = run_length(map);
+    unsigned n = run_length(map), i;
 
     map &= ~(UINT64_C(1) << n);
     if (!n || n > ETRACE_RUN_INDEXED_MAX || !count_room(rb->pbc)) {
         return false;
     }
     if (act) {
-        run_branch_joins(e, rb, *entry, *taken);
+        join_run_branch(e, rb, *entry, *taken);
     }
-    for (unsigned i = run_branches_join(rb, qp->table, qp->mask, index, map,
-                                        n);
-         i + 1 < n; i++) {
-        run_branch_joins(e, rb,
-                         &qp->table[run_branch_entry(index, n, i) & qp->mask],
-                         !(map >> i & 1));
+    i = join_quiet_run_branches(rb, qp->table, qp->mask, index, map, n);
+    for (; i + 1 < n; i++) {
+        join_run_branch(e, rb,
+                        &qp->table[run_branch_entry(index, n, i) & qp->mask],
+                        !(map >> i & 1));
     }
     *taken = !(map >> (n - 1) & 1);
     *entry = &qp->table[run_branch_entry(index, n, n - 1) & qp->mask];
@@ -2259,7 +2254,7 @@ static inline void count_packed_run(ETraceEncoder *e, uint64_t info)
  * the outcomes map (1 = not taken, oldest in bit 0), after a pending
  * branch, call or nothing, perhaps at an uninferable jump's target:
  * each branch is predicted as it joins the pending ones
- * (run_branch_joins()), and the last becomes the pending instruction.
+ * (join_run_branch()), and the last becomes the pending instruction.
  */
 static bool take_predicted_run(ETraceEncoder *e, const ETracePackedBlock *pb,
                                uint64_t map, unsigned n, uint64_t context)
@@ -2271,6 +2266,7 @@ static bool take_predicted_run(ETraceEncoder *e, const ETracePackedBlock *pb,
     RunBranches rb;
     uint8_t *table;
     uint32_t mask;
+    unsigned i;
 
     if (!run_predictable(e, info & ETRACE_PB_RUN_INDEXED, n)) {
         return false;       /* take_run() decides */
@@ -2287,7 +2283,7 @@ static bool take_predicted_run(ETraceEncoder *e, const ETracePackedBlock *pb,
         .branches = e->branches, .pbc = e->pbc, .map = e->branch_map,
     };
     if ((act & (ACT_BRANCH | ACT_REPORT)) == ACT_BRANCH) {
-        run_branch_joins(e, &rb,
+        join_run_branch(e, &rb,
                          &e->bpred[etrace_table_index(&e->p, e->bpred_mask,
                                                       pending_addr(e))],
                          taken);
@@ -2297,10 +2293,10 @@ static bool take_predicted_run(ETraceEncoder *e, const ETracePackedBlock *pb,
     /* (in locals: the table's byte stores could alias any field of e) */
     table = e->bpred;
     mask = e->bpred_mask;
-    for (unsigned i = run_branches_join(&rb, table, mask, index, map, n);
-         i + 1 < n; i++) {
-        run_branch_joins(e, &rb, &table[run_branch_entry(index, n, i) & mask],
-                         !(map >> i & 1));
+    i = join_quiet_run_branches(&rb, table, mask, index, map, n);
+    for (; i + 1 < n; i++) {
+        join_run_branch(e, &rb, &table[run_branch_entry(index, n, i) & mask],
+                        !(map >> i & 1));
     }
     if (n > 1 || (act & (ACT_BRANCH | ACT_REPORT)) == ACT_BRANCH) {
         e->branch_since_ret = true;
