@@ -1888,6 +1888,22 @@ bool quiet_predicted_branch(uint8_t *entry, bool taken, uint64_t *branches,
 }
 
 /*
+ * Before a run, step 3 of figure 8.1 (as in take_reporting_block()): a
+ * pending instruction that follows an uninferable jump (act has
+ * ACT_REPORT) is reported, with its own branch if it is one.
+ */
+static void run_report_target(ETraceEncoder *e, unsigned act)
+{
+    if (act & ACT_REPORT) {
+        if (act & ACT_BRANCH) {
+            add_branch(e, e->pending.itype == RISCV_ITYPE_TAKEN_BRANCH,
+                       pending_addr(e));
+        }
+        send_address(e, pending_addr(e), REASON_UPDISCON, false, false);
+    }
+}
+
+/*
  * The pending branches while a run's join them with prediction on, in
  * locals as quiet_run() keeps them.
  */
@@ -2272,13 +2288,7 @@ static bool take_predicted_run(ETraceEncoder *e, const ETracePackedBlock *pb,
         return false;       /* take_run() decides */
     }
     e->cur_mispredicted = false;    /* as evaluate() */
-    if (act & ACT_REPORT) {
-        /* step 3: it follows an uninferable jump, with its own branch */
-        if (act & ACT_BRANCH) {
-            add_branch(e, taken, pending_addr(e));
-        }
-        send_address(e, pending_addr(e), REASON_UPDISCON, false, false);
-    }
+    run_report_target(e, act);
     rb = (RunBranches) {
         .branches = e->branches, .pbc = e->pbc, .map = e->branch_map,
     };
@@ -2338,13 +2348,7 @@ static bool take_run_fast(ETraceEncoder *e, const ETracePackedBlock *pb,
     if (e->bpred_on) {
         return take_predicted_run(e, pb, map, n, context);
     }
-    if (act & ACT_REPORT) {
-        /* step 3: it follows an uninferable jump, with its own branch */
-        if (act & ACT_BRANCH) {
-            add_branch(e, e->pending.itype == RISCV_ITYPE_TAKEN_BRANCH, 0);
-        }
-        send_address(e, pending_addr(e), REASON_UPDISCON, false, false);
-    }
+    run_report_target(e, act);
     /* a call, and what every instruction of the run leaves behind */
     after_insn(e, act & ACT_PUSH, pending_end(e), true, 0);
     if ((act & (ACT_BRANCH | ACT_REPORT)) == ACT_BRANCH) {
