@@ -975,6 +975,26 @@ static void test_bpred_address(void)
 }
 
 /*
+ * branch_fmt 2 on a branch reached by falling through: the packet of a
+ * count that filled (6.8.2), with a count small enough to walk here.
+ * That branch is the reported instance, not a jump target met early: the
+ * next packet's outcomes start after it.
+ */
+static void test_bpred_count_on_branch(void)
+{
+    static const uint32_t tail[] = { 0x8, 0xa };
+    Fixture f;
+
+    p2_fixture(&f);
+    put_count(&f, 50, 2, BASE + 0x6, NULL);     /* outcome 81 */
+    put_addr(&f, 19, 1u << 18, BASE + 0xa, NULL);
+    put_support(&f, false, ETRACE_QUAL_ENDED_REP);
+    g_assert_cmpint(decode(&f), ==, 0);
+    check_p2(&f, 100, tail, G_N_ELEMENTS(tail));
+    fixture_free(&f);
+}
+
+/*
  * branch_fmt 3: the reported address is the branch that failed; a resync
  * follows, whose walk takes that branch's outcome (not taken).
  */
@@ -1557,6 +1577,8 @@ int main(int argc, char **argv)
     g_test_add_func("/etrace-decoder/bpred/address", test_bpred_address);
     g_test_add_func("/etrace-decoder/bpred/address-fail",
                     test_bpred_address_fail);
+    g_test_add_func("/etrace-decoder/bpred/count-on-branch",
+                    test_bpred_count_on_branch);
     g_test_add_func("/etrace-decoder/bpred/sync-branch",
                     test_bpred_sync_branch);
     g_test_add_func("/etrace-decoder/jtc", test_jtc);

@@ -842,8 +842,17 @@ static bool walk(ETraceDecoder *d, const Target *t)
             if (!t->updiscon &&
                 (t->irreport ? t->irdepth == d->calls.depth :
                  !d->popped || !d->calls.depth)) {
-                /* not after a jump: the address may come round again */
                 emit(d);
+                /*
+                 * A branch with only its own outcome left is this
+                 * instance: a jump target's outcome comes with the
+                 * packet too, so an earlier instance would leave two.
+                 * Such a packet is a count filled on a branch (6.8.2).
+                 */
+                if (at_branch) {
+                    return true;
+                }
+                /* not after a jump: the address may come round again */
                 d->inferred = true;
                 d->inferred_target = *t;
                 return true;
