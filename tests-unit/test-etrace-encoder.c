@@ -597,6 +597,35 @@ static void test_double_trap(void)
     h_free(h);
 }
 
+/*
+ * A handler whose first block is one instruction, and then a trap: that
+ * instruction retired, so both traps are reported, the first with it as
+ * its handler.
+ */
+static void test_trap_after_one_insn(void)
+{
+    Harness *h = h_new(64, ETRACE_ARCH_1_1);
+    const ETracePacket *pkt;
+
+    h_start(h, (ETraceOptions){ 0 });
+    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_NONE);
+    trap(h, RISCV_ITYPE_EXCEPTION, 8, 0, 0x1008);
+    blk(h, 0x80000000, 0x80000000, 4, RISCV_ITYPE_NONE);
+    trap(h, RISCV_ITYPE_INTERRUPT, 3, 0, 0x80000004);
+    blk(h, 0x80000400, 0x80000404, 4, RISCV_ITYPE_NONE);
+    expect_addr(h, 2, 2, 0x1004);
+    pkt = expect(h, 3, 3, 1);
+    g_assert_false(pkt->interrupt);
+    g_assert_cmpuint(pkt->ecause, ==, 8);
+    g_assert_cmphex(pkt->address, ==, 0x80000000);
+    pkt = expect(h, 4, 3, 1);
+    g_assert_true(pkt->interrupt);
+    g_assert_cmpuint(pkt->ecause, ==, 3);
+    g_assert_cmphex(pkt->address, ==, 0x80000400);
+    expect_count(h, 5);
+    h_free(h);
+}
+
 /* 2.0: thaddr, tval dropped for interrupts, traps reported early. */
 static void test_arch2_traps(void)
 {
@@ -2058,6 +2087,8 @@ int main(int argc, char **argv)
     g_test_add_func("/etrace-encoder/trap/updiscon",
                     test_updiscon_before_exception);
     g_test_add_func("/etrace-encoder/trap/double", test_double_trap);
+    g_test_add_func("/etrace-encoder/trap/after-one-insn",
+                    test_trap_after_one_insn);
     g_test_add_func("/etrace-encoder/trap/arch2", test_arch2_traps);
     g_test_add_func("/etrace-encoder/privilege", test_privilege_change);
     g_test_add_func("/etrace-encoder/branch-map-full", test_full_branch_map);

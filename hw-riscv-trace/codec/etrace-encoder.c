@@ -993,8 +993,11 @@ static void take_trap(ETraceEncoder *e, const ETraceBlock *b)
     Next succ = { .traced = true, .trap = true, .addr = t.epc };
     bool v2 = e->p.arch == ETRACE_ARCH_2_0;
 
-    if (e->trap.pending) {
-        /* the first handler did not retire anything */
+    if (e->trap.pending && !e->have_pending) {
+        /*
+         * The first handler did not retire anything (when it did, its
+         * one instruction is pending: reported as the first's handler).
+         */
         if (v2 && e->in_run && !e->trap.reported) {
             send_trap_early(e);
         }
