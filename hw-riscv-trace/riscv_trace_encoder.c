@@ -1181,6 +1181,12 @@ static bool te_start_codec(RISCVTraceEncoderState *te)
     te->prev_const_rd = 0;
     te->ctype = 0;
     te->budget = te_sink_space(te);
+    /*
+     * A loss of the trace before (a StopOnWrap sink that filled) is not
+     * this one's: its status bits said so, and the new trace starts
+     * with its support packet, not with trace_lost.
+     */
+    te->lost = false;
     te_data_reset(te);
     if (te_ntrace(te)) {
         if (!te_start_ntrace(te)) {
