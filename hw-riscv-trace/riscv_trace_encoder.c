@@ -229,7 +229,10 @@ struct RISCVTraceEncoderState {
     /* the codecs' output window on the stage (pos NULL: closed) */
     ETraceWindow win;
 
-    /* Data trace: see te_data_block_done() */
+    /*
+     * Data trace: see te_data_block_done() (filtered) and
+     * te_encode_direct() (not)
+     */
     ETraceDataState dstate;
     ETracePacker dpacker;
     TEDataAccess *dq;       /* TE_DATA_QUEUE, a ring */
@@ -240,6 +243,12 @@ struct RISCVTraceEncoderState {
     uint32_t dseq_fed;      /* of the block record being fed */
     bool dfed;              /* ... and some part of it was traced */
     uint64_t syncs;         /* format 3 packets when dstate was synced */
+    bool ddirect;           /* te_encode_direct(), not te_data_block_done() */
+    bool dsynced;           /* a sync since the start or the last loss */
+    uint32_t dentry;        /* direct: number of the next entry to encode */
+    uint32_t dcall;         /* ... and of the current call's first */
+    /* a batch's blocks without its accesses, and a spare (a trap's) */
+    RISCVTraceRecord dscratch[TE_BATCH + 1];
 
     /*
      * Held by whoever encodes or touches the registers (see the top of
@@ -475,7 +484,7 @@ static bool te_ntrace(RISCVTraceEncoderState *te)
  * encoded) or of a later run of the same code are told apart.
  */
 static void te_data_record(RISCVTraceEncoderState *te,
-                           const RISCVTraceRecord *rec)
+                           const RISCVTraceRecord *rec, uint32_t seq)
 {
     TEDataAccess *d;
 
@@ -488,7 +497,7 @@ static void te_data_record(RISCVTraceEncoderState *te,
     etrace_data_from_packed(rec, &d->a);
     /* the block's address comes with its record: te_data_assign() */
     d->insn = extract64(rec->info, ETRACE_PB_DOFFSET_SHIFT, 16) * 2;
-    d->seq = te->dseq;
+    d->seq = seq;
 }
 
 /* A block record: its accesses get their instructions' addresses. */
@@ -609,6 +618,17 @@ static void te_data_send(RISCVTraceEncoderState *te, const ETraceDataAccess *a)
     }
 }
 
+/* A format 3 since the last data packet: the next ones are full. */
+static void te_data_after_f3(RISCVTraceEncoderState *te)
+{
+    uint64_t f3 = etrace_encoder_packets(te->enc, 3);
+
+    if (f3 != te->syncs) {
+        te->syncs = f3;
+        etrace_data_sync(&te->dstate);
+    }
+}
+
 /*
  * ETraceBlockDoneFn: block b was encoded, the oldest fed at its address.
  * Its accesses go out; those of blocks fed before it never will be.
@@ -633,13 +653,7 @@ static void te_data_block_done(void *opaque, const ETraceBlock *b)
     te->db_head = (te->db_head + k + 1) % TE_DATA_BLOCKS;
     te->db_len -= k + 1;
     if (te->dq_len) {
-        /* a format 3 since the last data packet: the next ones are full */
-        uint64_t f3 = etrace_encoder_packets(te->enc, 3);
-
-        if (f3 != te->syncs) {
-            te->syncs = f3;
-            etrace_data_sync(&te->dstate);
-        }
+        te_data_after_f3(te);
     }
     while (te->dq_len) {
         TEDataAccess *d = &te->dq[te->dq_head];
@@ -667,6 +681,7 @@ static void te_data_reset(RISCVTraceEncoderState *te)
     te->dq_head = te->dq_len = 0;
     te->db_head = te->db_len = 0;
     te->syncs = 0;
+    te->dsynced = false;
     etrace_data_sync(&te->dstate);
 }
 
@@ -776,6 +791,160 @@ static unsigned te_encode_blocks(RISCVTraceEncoderState *te,
     return k;
 }
 
+/*
+ * Data trace without filters.  The decoder pairs accesses with the
+ * instructions that need one in order, wherever the data packets are
+ * among the instruction packets (etrace-dec-data.h), with one exception:
+ * a decoder that starts at a sync or trap packet (a wrapped buffer, a
+ * gap) drops the accesses that came before it.  So the accesses of an
+ * entry (the blocks, in the order given to the codec) go out before
+ * every such packet that reports a later entry's instruction and after
+ * those that report one of its own (the codec's sync hook says which);
+ * between those packets, as early as the entries are encoded.  That
+ * leaves the codec free to take a batch's blocks in one call, with its
+ * fast paths: the access records are taken out of the batch first, each
+ * numbered with the entry that follows it (its block's).
+ */
+static inline bool te_entry_before(uint32_t a, uint32_t b)
+{
+    return (int32_t)(a - b) < 0;
+}
+
+/* The accesses of the entries before entry 'end' go out. */
+static void te_data_flush(RISCVTraceEncoderState *te, uint32_t end)
+{
+    if (!te->dq_len || !te_entry_before(te->dq[te->dq_head].seq, end)) {
+        return;
+    }
+    if (te->dsynced) {
+        te_data_after_f3(te);
+    }
+    do {
+        /* before the first sync, no decoder would pair them */
+        if (te->dsynced) {
+            te_data_send(te, &te->dq[te->dq_head].a);
+        }
+        te->dq_head = (te->dq_head + 1) % TE_DATA_QUEUE;
+        te->dq_len--;
+    } while (te->dq_len && te_entry_before(te->dq[te->dq_head].seq, end));
+}
+
+/* ETraceSyncHookFn */
+static void te_data_sync_hook(void *opaque, long first_after)
+{
+    RISCVTraceEncoderState *te = opaque;
+
+    if (te->ddirect) {
+        te_data_flush(te, te->dcall + (uint32_t)first_after);
+    }
+    te->dsynced = true;
+}
+
+/*
+ * The m entries in te->dscratch to the codec, in as few calls as the
+ * pairs of sequentially inferable jumps allow (te_encode_blocks()).
+ * After each, the accesses of the entries it took go out, but for the
+ * last one's: its last instruction is evaluated with its successor.
+ */
+static void te_encode_entries(RISCVTraceEncoderState *te, unsigned m)
+{
+    for (unsigned j = 0, k; j < m; j += k) {
+        RISCVTraceRecord *rec = &te->dscratch[j];
+        unsigned n = m - j;
+
+        te_pair_sijump(te, rec);
+        if (te->prev_const_rd) {
+            n = MIN(n, etrace_packed_len(rec->info));
+        }
+        te->dcall = te->dentry;
+        k = etrace_encoder_packed(te->enc, rec, n, te->context, te->ctype,
+                                  TE_RECORD_SPECIAL);
+        if (!k) {
+            break;      /* cannot be: the scratch holds whole traps */
+        }
+        te->ctype = 0;
+        te->dentry += k;
+        if (te->lost) {
+            /* the encoded entries' accesses will never be paired */
+            te->lost = false;
+            te->dsynced = false;
+            te_data_flush(te, te->dentry);
+            etrace_encoder_lost(te->enc);
+        } else {
+            te_data_flush(te, te->dentry - 1);
+        }
+    }
+}
+
+/*
+ * From rec[0] up to the next record the device handles itself (or a
+ * pair whose second record is in the next batch): the accesses queued,
+ * the blocks encoded.  Returns how many records it took.
+ */
+static unsigned te_encode_direct(RISCVTraceEncoderState *te,
+                                 const RISCVTraceRecord *rec, unsigned n)
+{
+    unsigned i = 0, m = 0;
+
+    while (i < n) {
+        uint64_t info = rec[i].info;
+        unsigned len = etrace_packed_len(info);
+
+        if ((info & (TE_RECORD_STOP | TE_RECORD_PAD | RISCV_TRACE_CONTEXT)) ||
+            i + len > n) {
+            break;
+        }
+        if (info & ETRACE_PB_DATA) {
+            te_data_record(te, &rec[i], te->dentry + m);
+        } else {
+            te->dscratch[m] = rec[i];
+            te->dscratch[m + 1] = rec[i + len - 1];     /* a trap's */
+            m += len;
+        }
+        i += len;
+    }
+    te_encode_entries(te, m);
+    return i;
+}
+
+/* Whether data trace can take te_encode_direct() */
+static bool te_data_direct_ok(RISCVTraceEncoderState *te)
+{
+    return !te->options.data_filtered && !etrace_filter_active(&te->filter) &&
+           !te_ntrace(te) &&
+           !trace_event_get_state_backends(TRACE_RISCV_TRACE_ENCODER_BLOCK);
+}
+
+/*
+ * Filters or the block trace event turned on or off while data trace
+ * runs: the accesses go the other way.  To the block-done hook, those
+ * of encoded blocks go out first (the newest's a little early: the
+ * decoder pairs them all the same unless it starts at a sync of that
+ * block's last instruction); the others wait for their block record.
+ * From it, once none waits.
+ */
+static void te_data_choose(RISCVTraceEncoderState *te)
+{
+    bool direct = te_data_direct_ok(te);
+
+    if (direct == te->ddirect) {
+        return;
+    }
+    if (te->ddirect) {
+        te_data_flush(te, te->dentry);
+        for (unsigned i = 0; i < te->dq_len; i++) {
+            te->dq[(te->dq_head + i) % TE_DATA_QUEUE].seq = te->dseq;
+        }
+    } else if (te->dq_len) {
+        return;
+    } else {
+        te->db_head = te->db_len = 0;
+    }
+    te->ddirect = direct;
+    etrace_encoder_set_block_done(te->enc, direct ? NULL : te_data_block_done,
+                                  te);
+}
+
 static void te_finish(RISCVTraceEncoderState *te);
 static void te_update(RISCVTraceEncoderState *te);
 
@@ -795,6 +964,9 @@ static unsigned te_encode_records(RISCVTraceEncoderState *te,
 
     te->budget = te_sink_space(te);
     te_window_open(te);
+    if (te->tracing && te->options.data && te->enc) {
+        te_data_choose(te);
+    }
     while (i < n) {
         if (rec[i].info & TE_RECORD_STOP) {
             if (!stop_ok) {
@@ -807,12 +979,21 @@ static unsigned te_encode_records(RISCVTraceEncoderState *te,
             i++;
             continue;
         }
+        if (te->tracing && te->ddirect &&
+            !(rec[i].info & (TE_RECORD_PAD | RISCV_TRACE_CONTEXT))) {
+            k = te_encode_direct(te, &rec[i], n - i);
+            if (!k) {
+                break;  /* a pair whose second record is in the next batch */
+            }
+            i += k;
+            continue;
+        }
         if (rec[i].info & ETRACE_PB_DATA) {
             if (i + 2 > n) {
                 break;  /* its second record is in the next batch */
             }
             if (te->tracing && te->options.data && te->dq) {
-                te_data_record(te, &rec[i]);
+                te_data_record(te, &rec[i], te->dseq);
             }
             i += 2;
             continue;
@@ -1198,12 +1379,15 @@ static bool te_start_codec(RISCVTraceEncoderState *te)
             return false;
         }
         etrace_encoder_set_window(te->enc, &te->win);
+        te->ddirect = false;
         if (te->options.data) {
             if (!te->dq) {
                 te->dq = g_new(TEDataAccess, TE_DATA_QUEUE);
             }
+            etrace_encoder_set_sync_hook(te->enc, te_data_sync_hook, te);
             etrace_encoder_set_block_done(te->enc, te_data_block_done, te);
             etrace_packer_init(&te->dpacker, &te->params);
+            te_data_choose(te);
         }
         etrace_encoder_start(te->enc, &te->options);
     }
@@ -1215,6 +1399,9 @@ static bool te_start_codec(RISCVTraceEncoderState *te)
 static void te_end_codec(RISCVTraceEncoderState *te)
 {
     te->budget = te_sink_space(te);
+    if (te->ddirect) {
+        te_data_flush(te, te->dentry + 1);  /* (also a block's not yet in) */
+    }
     if (te_ntrace(te)) {
         ntrace_encoder_stop(te->nenc);
     } else {

@@ -2048,6 +2048,161 @@ static void test_predicted_loop_resync(void)
     }
 }
 
+/*
+ * The sync hook (etrace_encoder_set_sync_hook()): before each sync or
+ * trap packet, the index it gives is that of the entry whose block the
+ * packet reports, counted from the entry the call began with, whatever
+ * path (packed in calls of random length, or one block at a time) took
+ * the blocks.
+ */
+typedef struct SyncHookRun {
+    ETraceParams p;
+    ETraceOptions o;            /* as the last support packet says */
+    GArray *entries;            /* ETraceBlock per entry; a trap's twice */
+    size_t call_base;           /* the entry the current call began with */
+    long hooked;                /* entry of the last hook call, or -2 */
+    unsigned checked;
+} SyncHookRun;
+
+static void sync_hook_called(void *opaque, long first_after)
+{
+    SyncHookRun *run = opaque;
+
+    g_assert_cmpint(run->hooked, ==, -2);    /* one per packet */
+    run->hooked = (long)run->call_base + first_after;
+    g_assert_cmpint(run->hooked, >=, 0);
+}
+
+static void sync_hook_packet(void *opaque, const uint8_t *bytes, size_t len)
+{
+    SyncHookRun *run = opaque;
+    ETracePacket pkt;
+    const char *err = NULL;
+    const ETraceBlock *b;
+    long at = run->hooked;
+
+    g_assert_cmpint(etrace_packet_unpack(&run->p, &run->o, bytes, len, &pkt,
+                                         &err), ==, len);
+    if (pkt.format == 3 && pkt.subformat == 3) {
+        /* (the trace_lost one goes out in front of the sync) */
+        etrace_options_unpack(&run->p, pkt.options, &run->o);
+        return;
+    }
+    run->hooked = -2;
+    if (pkt.format != 3 || pkt.subformat > 1) {
+        g_assert_cmpint(at, ==, -2);
+        return;
+    }
+    g_assert_cmpint(at, <=, run->entries->len);
+    if (pkt.subformat == 1 && run->p.arch == ETRACE_ARCH_2_0 &&
+        !pkt.thaddr) {
+        /* the trap before its handler: the entry after the trap's two */
+        g_assert_cmpint(at, >=, 2);
+        b = &g_array_index(run->entries, ETraceBlock, at - 2);
+        g_assert_true(b->itype == 1 || b->itype == 2);
+        g_assert_cmpuint(b->cause, ==, pkt.ecause);
+        g_assert_cmphex(pkt.address, ==,
+                        b->epc & (UINT64_MAX >> (64 -
+                                                 run->p.iaddress_width_p)));
+    } else {
+        g_assert_cmpint(at, <, run->entries->len);
+        b = &g_array_index(run->entries, ETraceBlock, at);
+        /* (a trap's entry when instructions retired before it) */
+        g_assert_cmpuint(b->iretire, >, 0);
+        if (pkt.subformat == 0 || !run->o.implicit_exception) {
+            /* (not a trap's handler address, which it leaves out) */
+            g_assert_cmphex(pkt.address, >=, b->iaddr);
+            g_assert_cmphex(pkt.address, <, b->iaddr + b->iretire * 2);
+        }
+    }
+    run->checked++;
+}
+
+/* The buffered entries, which begin at entry base, in calls of any length */
+static void sync_hook_flush(ETraceEncoder *e, SyncHookRun *run,
+                            const ETracePackedBlock *pb, size_t *npb,
+                            size_t base, GRand *r)
+{
+    for (size_t done = 0; done < *npb;) {
+        size_t end = g_rand_int_range(r, done + 1, *npb + 1);
+
+        run->call_base = base + done;
+        done += etrace_encoder_packed(e, pb + done, end - done, 0, 0,
+                                      PACKED_STOP);
+    }
+    *npb = 0;
+}
+
+static void test_sync_hook(void)
+{
+    GRand *r = g_rand_new_with_seed(23);
+
+    for (unsigned combo = 0; combo < 96; combo++) {
+        SyncHookRun run = { .hooked = -2 };
+        ETraceOptions o = {
+            .implicit_exception = combo & 1,
+            .branch_prediction = combo & 2,
+            .implicit_return = combo & 4 ? ETRACE_IR_RETURN_STACK : ETRACE_IR_OFF,
+            .sync_mode = 1 + combo % 3,
+            .sync_max = 0,
+        };
+        ETracePackedBlock pb[256];
+        size_t npb = 0, base = 0;
+        ETraceEncoder *e;
+        Walker w;
+
+        etrace_params_default(&run.p, combo & 8 ? 32 : 64);
+        run.p.arch = combo & 16 ? ETRACE_ARCH_2_0 : ETRACE_ARCH_1_1;
+        run.entries = g_array_new(false, false, sizeof(ETraceBlock));
+        e = etrace_encoder_new(&run.p, sync_hook_packet, &run);
+        etrace_encoder_set_sync_hook(e, sync_hook_called, &run);
+        etrace_encoder_start(e, &o);
+        walker_init(&w, r, 0x80000000);
+        for (unsigned i = 0; i < 3000; i++) {
+            unsigned ev = g_rand_int_range(r, 0, 100);
+            ETraceBlock b = ev < 3 ? walker_trap(&w) : walker_block(&w);
+            ETracePackedBlock one[2];
+            unsigned len = ev == 3 ? 0 : pack_block(&run.p, &b, one, r);
+            size_t at = run.entries->len;
+
+            g_array_append_val(run.entries, b);
+            if (b.itype == 1 || b.itype == 2) {
+                /* the second entry: no instruction */
+                ETraceBlock second = { .itype = b.itype };
+
+                g_array_append_val(run.entries, second);
+            }
+            if (!len || npb + len > G_N_ELEMENTS(pb)) {
+                sync_hook_flush(e, &run, pb, &npb, base, r);
+            }
+            if (!len) {
+                run.call_base = at;
+                etrace_encoder_block(e, &b);
+                continue;
+            }
+            if (!npb) {
+                base = at;
+            }
+            memcpy(&pb[npb], one, len * sizeof(one[0]));
+            npb += len;
+            if (!g_rand_int_range(r, 0, 8)) {
+                sync_hook_flush(e, &run, pb, &npb, base, r);
+            }
+            if (ev == 4) {
+                sync_hook_flush(e, &run, pb, &npb, base, r);
+                etrace_encoder_lost(e);
+            }
+        }
+        sync_hook_flush(e, &run, pb, &npb, base, r);
+        etrace_encoder_stop(e);
+        g_assert_cmpint(run.hooked, ==, -2);
+        g_assert_cmpuint(run.checked, >, 20);
+        etrace_encoder_free(e);
+        g_array_unref(run.entries);
+    }
+    g_rand_free(r);
+}
+
 /* etrace_bpred_step() is etrace_bpred_next() and the hit, for every input */
 static void test_bpred_step(void)
 {
@@ -2116,6 +2271,7 @@ int main(int argc, char **argv)
                     test_predicted_loop_packed);
     g_test_add_func("/etrace-encoder/run-totals", test_run_totals);
     g_test_add_func("/etrace-encoder/predicted-runs", test_predicted_runs);
+    g_test_add_func("/etrace-encoder/sync-hook", test_sync_hook);
     g_test_add_func("/etrace-encoder/bpred-step", test_bpred_step);
     g_test_add_func("/etrace-encoder/predicted-loop-resync",
                     test_predicted_loop_resync);

@@ -192,6 +192,16 @@ struct ETraceEncoder {
     ETraceWindow *win;              /* etrace_encoder_set_window() */
     ETraceBlockDoneFn *block_done;  /* etrace_encoder_set_block_done() */
     void *block_done_opaque;
+    ETraceSyncHookFn *sync_hook;    /* etrace_encoder_set_sync_hook() */
+    void *sync_hook_opaque;
+    bool block_syncs;       /* resyncs on first instructions only */
+    /*
+     * For sync_hook: the entry of the current call the general path takes
+     * (packed_at), the one the pending block came from (pending_at), and
+     * whether the instruction evaluated is the pending block's last.
+     */
+    bool evaluating_pending;
+    long packed_at, pending_at;
 };
 
 /* --------------------------------------------------------- small tools */
@@ -202,6 +212,24 @@ static inline void block_done(ETraceEncoder *e)
     if (unlikely(e->block_done)) {
         e->block_done(e->block_done_opaque, &e->pending);
     }
+}
+
+/*
+ * A format 3 that reports an instruction is about to go out (see
+ * etrace_encoder_set_sync_hook()); first_after is the index of the
+ * entry of that instruction, or of the first after it.
+ */
+static void before_sync(ETraceEncoder *e, long first_after)
+{
+    if (e->sync_hook) {
+        e->sync_hook(e->sync_hook_opaque, first_after);
+    }
+}
+
+/* The entry of the instruction being evaluated, for before_sync(). */
+static long evaluated_entry(const ETraceEncoder *e)
+{
+    return e->evaluating_pending ? e->pending_at : e->packed_at;
 }
 
 static bool is_branch_itype(unsigned itype)
@@ -490,6 +518,7 @@ static void send_sync(ETraceEncoder *e, const Insn *cur)
 {
     ETracePacket pkt = { .subformat = 0 };
 
+    before_sync(e, evaluated_entry(e));
     sync_fields(&pkt, cur);
     emit_packet(e, &pkt);
     sync_reset(e);
@@ -506,6 +535,7 @@ static void send_trap(ETraceEncoder *e, const Insn *cur)
         send_sync(e, cur);    /* the cause went out with thaddr 0 */
         return;
     }
+    before_sync(e, evaluated_entry(e));
     sync_fields(&pkt, cur);
     pkt.ecause = t->cause;
     pkt.interrupt = t->interrupt;
@@ -521,8 +551,11 @@ static void send_trap(ETraceEncoder *e, const Insn *cur)
     e->last_addr = cur->addr;
 }
 
-/* 2.0: a trap reported before its handler retires (thaddr 0). */
-static void send_trap_early(ETraceEncoder *e)
+/*
+ * 2.0: a trap reported before its handler retires (thaddr 0); its EPC
+ * follows the instructions of the entries before first_after.
+ */
+static void send_trap_early(ETraceEncoder *e, long first_after)
 {
     ETracePacket pkt = {
         .format = 3, .subformat = 1, .branch = true,
@@ -531,6 +564,7 @@ static void send_trap_early(ETraceEncoder *e)
         .thaddr = false, .address = e->trap.epc, .tvalepc = e->trap.tval,
     };
 
+    before_sync(e, first_after);
     emit_packet(e, &pkt);
     e->trap.reported = true;
 }
@@ -873,7 +907,7 @@ static void evaluate(ETraceEncoder *e, const Insn *cur, const Next *succ)
         e->trap.pending = false;
         sent_f3 = true;
     } else if (e->need_sync || (e->sync_next && resync_here(e) &&
-                                (cur->first || !e->block_done)) ||
+                                (cur->first || !e->block_syncs)) ||
                ctx_sync || cur->priv != e->prev_priv) {
         send_sync(e, cur);
         sent_f3 = true;
@@ -961,7 +995,9 @@ static void finish_pending(ETraceEncoder *e, const Next *succ)
             return;
         }
         e->have_pending = false;
+        e->evaluating_pending = true;
         evaluate(e, &cur, succ);
+        e->evaluating_pending = false;
         block_done(e);
     }
 }
@@ -999,7 +1035,7 @@ static void take_trap(ETraceEncoder *e, const ETraceBlock *b)
          * one instruction is pending: reported as the first's handler).
          */
         if (v2 && e->in_run && !e->trap.reported) {
-            send_trap_early(e);
+            send_trap_early(e, e->packed_at);   /* the first's */
         }
         e->trap = t;
         return;
@@ -1008,7 +1044,7 @@ static void take_trap(ETraceEncoder *e, const ETraceBlock *b)
     e->trap = t;
     if (v2 && e->in_run && e->prev_updiscon) {
         /* the EPC is the target of an uninferable jump: send it now */
-        send_trap_early(e);
+        send_trap_early(e, e->packed_at + 2);
     }
 }
 
@@ -1058,6 +1094,7 @@ static void take_insns(ETraceEncoder *e, const ETraceBlock *b)
         evaluate(e, &first, &inside);
     }
     memcpy(&e->pending, b, PENDING_BYTES);
+    e->pending_at = e->packed_at;
     e->pending.itype = stored_itype(b->itype);
     /* after a sync of the first instruction, which restarts the count */
     count_units(e, b);
@@ -1614,6 +1651,8 @@ void encode_block(ETraceEncoder *e, const ETraceBlock *b)
 
 void etrace_encoder_block(ETraceEncoder *e, const ETraceBlock *b)
 {
+    e->packed_at = 0;
+    e->pending_at = -1;
     encode_block(e, b);
 }
 
@@ -1729,6 +1768,13 @@ static inline void store_packed(ETraceEncoder *e, uint64_t iaddr,
     e->pending_act = e->act[itype | (sijump ? ACT_SIJUMP : 0)];
     e->halfwords += iretire;
     e->instructions += ninsns ? ninsns : 1;
+}
+
+/* The general path takes entry i of this call (see before_sync()). */
+static inline void general_at(ETraceEncoder *e, size_t i)
+{
+    e->packed_at = i;
+    e->pending_at = (long)i - 1;
 }
 
 typedef enum PackedPath {
@@ -2425,6 +2471,7 @@ size_t etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
         if (info & ETRACE_PB_RUN) {
             if (ctype || e->block_done ||
                 !take_run_fast(e, &pb[i], context)) {
+                general_at(e, i);
                 take_packed(e, &pb[i], context, ctype, PACKED_GENERAL);
             }
             continue;
@@ -2433,6 +2480,7 @@ size_t etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
             if (i + etrace_packed_len(info) > n) {
                 return i;   /* the trap's second entry is not here */
             }
+            general_at(e, i);
             take_packed(e, &pb[i], context, ctype, PACKED_GENERAL);
             i += etrace_packed_len(info) - 1;
             continue;
@@ -2487,6 +2535,15 @@ void etrace_encoder_set_block_done(ETraceEncoder *e, ETraceBlockDoneFn *fn,
 {
     e->block_done = fn;
     e->block_done_opaque = opaque;
+    e->block_syncs = e->block_done || e->sync_hook;
+}
+
+void etrace_encoder_set_sync_hook(ETraceEncoder *e, ETraceSyncHookFn *fn,
+                                  void *opaque)
+{
+    e->sync_hook = fn;
+    e->sync_hook_opaque = opaque;
+    e->block_syncs = e->block_done || e->sync_hook;
 }
 
 void etrace_encoder_set_window(ETraceEncoder *e, ETraceWindow *w)

@@ -529,8 +529,9 @@ typedef struct ETraceBlock {
  *   is not synced (a decoder following the code to a format 3 address
  *   stops at its first occurrence); the target is reported by format
  *   0/1/2 with the updiscon bit (and irreport after a return stack miss)
- *   and the next instruction gets format 3.0 (with a block_done function,
- *   the next block's first instruction, so that no block's data packets
+ *   and the next instruction gets format 3.0 (with a block_done function
+ *   or a sync hook, the next block's first instruction, so that no
+ *   block's data packets
  *   come after a sync of an instruction later in it).
  * - After a jump target reported without the updiscon bit, a privilege or
  *   precise context change or a resync reports the instruction before
@@ -633,6 +634,26 @@ void etrace_encoder_lost(ETraceEncoder *e);
 typedef void ETraceBlockDoneFn(void *opaque, const ETraceBlock *b);
 void etrace_encoder_set_block_done(ETraceEncoder *e, ETraceBlockDoneFn *fn,
                                    void *opaque);
+
+/*
+ * Data trace without a block_done function: fn is called before each
+ * format 3 packet that reports an instruction (a sync or a trap), with
+ * the index of that instruction's block among the entries of the current
+ * etrace_encoder_packed() call (for etrace_encoder_block(), 0 is its
+ * block, which counts as a trap's two entries would), or -1 for the last
+ * block of an earlier call.  A 2.0 trap sent
+ * before its handler (thaddr 0) reports the instruction after the trap's
+ * entries: the index of the entry after them.  Every format 3 comes from
+ * the call that takes the block it reports, or from the next call for
+ * the last block of a call: the accesses of the blocks before the index
+ * go out before the packet, those of the others after it, and a decoder
+ * that starts at the packet (a wrapped buffer, a gap) pairs them right.
+ * Like a block_done function, it keeps periodic syncs on the first
+ * instruction of a block.
+ */
+typedef void ETraceSyncHookFn(void *opaque, long first_after);
+void etrace_encoder_set_sync_hook(ETraceEncoder *e, ETraceSyncHookFn *fn,
+                                  void *opaque);
 
 /* Counters for benchmarks and tools. */
 typedef struct ETraceStats {
