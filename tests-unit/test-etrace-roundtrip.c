@@ -703,6 +703,7 @@ typedef struct Run {
     uint64_t resume;
     unsigned mpp;
     bool refault;           /* re-executing an instruction that faulted */
+    unsigned since_trap;    /* instructions retired since the last trap */
     bool prev_const;
     unsigned prev_rd;
     bool qualified;
@@ -804,6 +805,7 @@ static void retire(Run *run, const Meta *m)
             }
         }
     }
+    run->since_trap++;
     run->blk.iretire += m->len / 2;
     run->blk.ninsns++;
     run->blk.ilastsize = m->len == 4;
@@ -832,6 +834,7 @@ static void take_trap(Run *run, bool interrupt, uint64_t cause,
     feed(run, &t);
     /* a trap before the handler retired anything replaces the first */
     run->trap_pending = true;
+    run->since_trap = 0;
     run->trap = (TrapRec) { cause, interrupt, 0 };
     if (!nested) {
         run->mpp = run->priv;
@@ -902,6 +905,17 @@ static void step(Run *run)
     }
     if (m->kind == K_ECALL) {
         take_trap(run, false, run->priv == 0 ? 8 : 9, 0, pc + 4);
+        return;
+    }
+    /*
+     * Now and then the handler's first instruction retires and the second
+     * faults: the first trap's packet gives that instruction as its
+     * handler, and then the nested trap's (the handler returns where the
+     * first trap would have, as above).
+     */
+    if (run->in_handler && run->since_trap == 1 && run->open &&
+        run->blk.ninsns == 1 && chance(run, 10)) {
+        take_trap(run, false, 1, pc, 0);
         return;
     }
     if (m->kind == K_ALU && !run->in_handler && !run->refault &&
