@@ -166,9 +166,8 @@ REG32(TE_DISCOVERY1, 0xE04)
 
 OBJECT_DECLARE_SIMPLE_TYPE(RISCVTraceEncoderState, RISCV_TRACE_ENCODER)
 
-/* A data access, of the block record numbered seq */
+/* Of a data access (te->dqa): of the block record numbered seq */
 typedef struct TEDataAccess {
-    ETraceDataAccess a;
     uint64_t insn;          /* the instruction's address */
     uint32_t seq;
 } TEDataAccess;
@@ -236,6 +235,7 @@ struct RISCVTraceEncoderState {
     ETraceDataState dstate;
     ETracePacker dpacker;
     TEDataAccess *dq;       /* TE_DATA_QUEUE, a ring */
+    ETraceDataAccess *dqa;  /* the accesses themselves, the same ring */
     unsigned dq_head, dq_len;
     TEDataBlock dblocks[TE_DATA_BLOCKS];    /* a ring */
     unsigned db_head, db_len;
@@ -486,6 +486,7 @@ static bool te_ntrace(RISCVTraceEncoderState *te)
 static void te_data_record(RISCVTraceEncoderState *te,
                            const RISCVTraceRecord *rec, uint32_t seq)
 {
+    unsigned k;
     TEDataAccess *d;
 
     if (te->dq_len == TE_DATA_QUEUE) {
@@ -493,8 +494,9 @@ static void te_data_record(RISCVTraceEncoderState *te,
         te->dq_head = (te->dq_head + 1) % TE_DATA_QUEUE;
         te->dq_len--;
     }
-    d = &te->dq[(te->dq_head + te->dq_len++) % TE_DATA_QUEUE];
-    etrace_data_from_packed(rec, &d->a);
+    k = (te->dq_head + te->dq_len++) % TE_DATA_QUEUE;
+    d = &te->dq[k];
+    etrace_data_from_packed(rec, &te->dqa[k]);
     /* the block's address comes with its record: te_data_assign() */
     d->insn = extract64(rec->info, ETRACE_PB_DOFFSET_SHIFT, 16) * 2;
     d->seq = seq;
@@ -657,6 +659,7 @@ static void te_data_block_done(void *opaque, const ETraceBlock *b)
     }
     while (te->dq_len) {
         TEDataAccess *d = &te->dq[te->dq_head];
+        const ETraceDataAccess *a = &te->dqa[te->dq_head];
 
         if (d->seq == db.seq && d->insn >= db.end) {
             break;      /* the rest of a block the filters split */
@@ -666,9 +669,9 @@ static void te_data_block_done(void *opaque, const ETraceBlock *b)
         }
         if (d->seq == db.seq && d->insn >= db.start &&
             (!te->options.data_filtered ||
-             etrace_filter_data(&te->filter, d->a.dtype, d->a.dsize,
-                                d->a.daddr, d->insn, db.priv, te->context))) {
-            te_data_send(te, &d->a);
+             etrace_filter_data(&te->filter, a->dtype, a->dsize,
+                                a->daddr, d->insn, db.priv, te->context))) {
+            te_data_send(te, a);
         }
         te->dq_head = (te->dq_head + 1) % TE_DATA_QUEUE;
         te->dq_len--;
@@ -813,20 +816,33 @@ static inline bool te_entry_before(uint32_t a, uint32_t b)
 /* The accesses of the entries before entry 'end' go out. */
 static void te_data_flush(RISCVTraceEncoderState *te, uint32_t end)
 {
-    if (!te->dq_len || !te_entry_before(te->dq[te->dq_head].seq, end)) {
-        return;
+    unsigned n = 0;
+
+    while (n < te->dq_len &&
+           te_entry_before(te->dq[(te->dq_head + n) % TE_DATA_QUEUE].seq,
+                           end)) {
+        n++;
     }
-    if (te->dsynced) {
+    if (n && te->dsynced) {
         te_data_after_f3(te);
     }
-    do {
-        /* before the first sync, no decoder would pair them */
+    while (n) {
+        /* as far as the ring goes on; before the first sync, nowhere */
+        unsigned k = MIN(n, TE_DATA_QUEUE - te->dq_head);
+
         if (te->dsynced) {
-            te_data_send(te, &te->dq[te->dq_head].a);
+            k = etrace_data_pack_window(&te->dpacker, &te->options,
+                                        &te->dstate, &te->dqa[te->dq_head],
+                                        k, &te->win);
+            if (!k) {
+                te_data_send(te, &te->dqa[te->dq_head]);    /* no room */
+                k = 1;
+            }
         }
-        te->dq_head = (te->dq_head + 1) % TE_DATA_QUEUE;
-        te->dq_len--;
-    } while (te->dq_len && te_entry_before(te->dq[te->dq_head].seq, end));
+        te->dq_head = (te->dq_head + k) % TE_DATA_QUEUE;
+        te->dq_len -= k;
+        n -= k;
+    }
 }
 
 /* ETraceSyncHookFn */
@@ -1383,6 +1399,7 @@ static bool te_start_codec(RISCVTraceEncoderState *te)
         if (te->options.data) {
             if (!te->dq) {
                 te->dq = g_new(TEDataAccess, TE_DATA_QUEUE);
+                te->dqa = g_new(ETraceDataAccess, TE_DATA_QUEUE);
             }
             etrace_encoder_set_sync_hook(te->enc, te_data_sync_hook, te);
             etrace_encoder_set_block_done(te->enc, te_data_block_done, te);
@@ -1934,7 +1951,9 @@ static void te_unrealize(DeviceState *dev)
     }
     te_free_codec(te);
     g_free(te->dq);
+    g_free(te->dqa);
     te->dq = NULL;
+    te->dqa = NULL;
     qemu_del_vm_change_state_handler(te->vm_change);
     qemu_rec_mutex_destroy(&te->lock);
 }

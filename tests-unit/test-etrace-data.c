@@ -288,6 +288,43 @@ static void test_roundtrip(void)
     g_rand_free(r);
 }
 
+/*
+ * etrace_data_pack_window(): the packets of etrace_data_pack_fast() one by
+ * one, as long as the window has room for a whole one.
+ */
+static void test_pack_window(void)
+{
+    GRand *r = g_rand_new_with_seed(27);
+
+    for (unsigned round = 0; round < 32; round++) {
+        unsigned xlen = round & 1 ? 64 : 32;
+        ETraceParams p = params(xlen);
+        ETraceOptions o = { .data = true, .data_full_address = round & 2 };
+        ETraceDataState one = { 0 }, many = { 0 };
+        ETraceDataAccess a[64];
+        uint8_t want[64 * ETRACE_MAX_PACKET], got[sizeof(want)];
+        size_t want_len = 0, n, room = g_rand_int_range(r, 0, sizeof(got));
+        ETraceWindow w = { got, got + room };
+        ETracePacker pk;
+
+        g_assert_true(etrace_packer_init(&pk, &p));
+        for (unsigned i = 0; i < G_N_ELEMENTS(a); i++) {
+            a[i] = random_access(r, xlen);
+        }
+        n = etrace_data_pack_window(&pk, &o, &many, a, G_N_ELEMENTS(a), &w);
+        for (unsigned i = 0; i < n; i++) {
+            g_assert_cmpuint(room - want_len, >=, ETRACE_MAX_PACKET);
+            want_len += etrace_data_pack_fast(&pk, &o, &one, &a[i],
+                                              want + want_len);
+        }
+        g_assert_true(n == G_N_ELEMENTS(a) ||
+                      room - want_len < ETRACE_MAX_PACKET);
+        g_assert_cmpmem(got, w.pos - got, want, want_len);
+        g_assert_cmpmem(&many, sizeof(many), &one, sizeof(one));
+    }
+    g_rand_free(r);
+}
+
 /* Data options in the support packet: bits 7-10 (etrace.h). */
 static void test_support_options(void)
 {
@@ -315,6 +352,7 @@ int main(int argc, char **argv)
     g_test_add_func("/etrace-data/atomic", test_atomic);
     g_test_add_func("/etrace-data/rejects", test_rejects);
     g_test_add_func("/etrace-data/roundtrip", test_roundtrip);
+    g_test_add_func("/etrace-data/pack-window", test_pack_window);
     g_test_add_func("/etrace-data/support-options", test_support_options);
     return g_test_run();
 }

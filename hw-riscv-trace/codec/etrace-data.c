@@ -86,22 +86,27 @@ static bool classify(const ETraceParams *p, const ETraceDataAccess *a,
  */
 static inline __attribute__((always_inline))
 unsigned choose_data(bool has_addr, bool full, uint64_t d, uint64_t prev,
-                     uint64_t mask, uint64_t *sent)
+                     uint64_t mask, uint64_t *sent, unsigned *len)
 {
     uint64_t x = d ^ prev, df = (d - prev) & mask;
-    unsigned diff = ETRACE_DDIFF_DATA_FULL;
+    unsigned diff = ETRACE_DDIFF_DATA_FULL, len_x, len_df;
 
     *sent = d;
+    *len = len_of(d);
     if (full) {
         return ETRACE_DDIFF_FULL;
     }
-    if (len_of(x) < len_of(*sent)) {
+    len_x = len_of(x);
+    len_df = len_of(df);
+    if (len_x < *len) {
         diff = ETRACE_DDIFF_XOR;
         *sent = x;
+        *len = len_x;
     }
-    if (len_of(df) < len_of(*sent)) {
+    if (len_df < *len) {
         diff = ETRACE_DDIFF_DATA_DIFF;
         *sent = df;
+        *len = len_df;
     }
     return !has_addr && diff == ETRACE_DDIFF_DATA_FULL ? ETRACE_DDIFF_FULL
                                                        : diff;
@@ -148,9 +153,11 @@ size_t data_pack(const ETraceParams *p, const ETraceOptions *o,
     if (o->data_no_value) {
         pkt.diff = !csr && !full;       /* a CSR's address is always full */
     } else {
+        unsigned data_len;
+
         pkt.diff = choose_data(has_addr, full, d, st->data[s], dmask,
-                               &pkt.data);
-        pkt.data_len = len_of(pkt.data);
+                               &pkt.data, &data_len);
+        pkt.data_len = data_len;
         pkt.operand = a->operand & dmask;
         pkt.op_len = len_of(pkt.operand);
     }
@@ -184,23 +191,25 @@ size_t etrace_data_pack(const ETraceParams *p, const ETraceOptions *o,
  * bits (the sign-based compression drops the rest).  Returns 0 where it
  * does not apply: data_pack() then takes the access.
  */
-static size_t pack_load_store(const ETracePacker *pk, ETraceDataState *st,
+static inline __attribute__((always_inline))
+size_t pack_load_store(const ETracePacker *pk, ETraceDataState *st,
                               const ETraceDataAccess *a,
                               uint8_t buf[ETRACE_MAX_PACKET])
 {
     unsigned s = a->dsize, aw = pk->p.iaddress_width_p;
-    uint64_t dmask = mask_of(8u << s), d = a->data & dmask;
-    uint64_t daddr = a->daddr & mask_of(aw);
-    uint64_t v = (daddr - st->addr[s]) & mask_of(aw);
+    uint64_t dmask = UINT64_MAX >> (64 - (8u << s)), d = a->data & dmask;
+    uint64_t daddr = a->daddr & pk->addr_mask;
+    uint64_t v = (daddr - st->addr[s]) & pk->addr_mask;
     int64_t field = (int64_t)(v << (64 - aw)) >> (64 - aw);
     unsigned format = a->dtype == ETRACE_DTYPE_LOAD ? ETRACE_DFMT_LOAD
                                                     : ETRACE_DFMT_STORE;
     uint64_t sent, hi, lo;
-    unsigned diff = choose_data(true, false, d, st->data[s], dmask, &sent);
-    unsigned len = len_of(sent), n, top, bits;
+    unsigned len, n, top, bits;
+    unsigned diff = choose_data(true, false, d, st->data[s], dmask, &sent,
+                                &len);
     unsigned h = pk->header;
 
-    if (v & mask_of(s)) {
+    if (v & ((1u << s) - 1)) {
         format |= 1;                /* unaligned: the byte difference */
     } else {
         field >>= s;
@@ -236,11 +245,14 @@ static size_t pack_load_store(const ETracePacker *pk, ETraceDataState *st,
     } else {
         return 0;
     }
-    buf[0] = (bits + 7) / 8 | ETRACE_FLOW_DATA << ETRACE_FLOW_SHIFT;
-    for (unsigned i = 1; i < h; i++) {
-        buf[i] = pk->p.src_id >> (8 * (i - 1));
-    }
-    /* whole words: the bytes past the packet are not part of it */
+    /*
+     * Whole words: the bytes past the packet are not part of it, and the
+     * payload's overwrite those past the header (length and flow, then
+     * the index).
+     */
+    etrace_store_le64(buf, (bits + 7) / 8 |
+                           ETRACE_FLOW_DATA << ETRACE_FLOW_SHIFT |
+                           (uint64_t)pk->p.src_id << 8);
     etrace_store_le64(buf + h, lo);
     etrace_store_le64(buf + h + 8, hi);
     st->addr[s] = daddr;
@@ -249,16 +261,24 @@ static size_t pack_load_store(const ETracePacker *pk, ETraceDataState *st,
 }
 #endif
 
-size_t etrace_data_pack_fast(const ETracePacker *pk, const ETraceOptions *o,
-                             ETraceDataState *st, const ETraceDataAccess *a,
-                             uint8_t buf[ETRACE_MAX_PACKET])
+/* Whether o lets pack_fast() take the word-at-a-time packer */
+static bool options_fast(const ETracePacker *pk, const ETraceOptions *o)
+{
+    return pk->fast && !o->data_no_value && !o->data_no_address &&
+           !o->data_full_address;
+}
+
+/* With fast, options_fast() */
+static inline __attribute__((always_inline))
+size_t pack_fast(const ETracePacker *pk, const ETraceOptions *o, bool fast,
+                 ETraceDataState *st, const ETraceDataAccess *a,
+                 uint8_t buf[ETRACE_MAX_PACKET])
 {
 #ifdef __SIZEOF_INT128__
     unsigned s = a->dsize;
 
-    if (pk->fast && (a->dtype == ETRACE_DTYPE_LOAD ||
-                     a->dtype == ETRACE_DTYPE_STORE) &&
-        !o->data_no_value && !o->data_no_address && !o->data_full_address &&
+    if (fast && (a->dtype == ETRACE_DTYPE_LOAD ||
+                 a->dtype == ETRACE_DTYPE_STORE) &&
         s < 4 && 8u << s <= pk->p.iaddress_width_p &&
         (st->addr_known & st->data_known) >> s & 1) {
         size_t len = pack_load_store(pk, st, a, buf);
@@ -267,8 +287,34 @@ size_t etrace_data_pack_fast(const ETracePacker *pk, const ETraceOptions *o,
             return len;
         }
     }
+#else
+    (void)fast;
 #endif
     return data_pack(&pk->p, o, st, a, buf);
+}
+
+size_t etrace_data_pack_fast(const ETracePacker *pk, const ETraceOptions *o,
+                             ETraceDataState *st, const ETraceDataAccess *a,
+                             uint8_t buf[ETRACE_MAX_PACKET])
+{
+    return pack_fast(pk, o, options_fast(pk, o), st, a, buf);
+}
+
+size_t etrace_data_pack_window(const ETracePacker *pk,
+                               const ETraceOptions *o, ETraceDataState *st,
+                               const ETraceDataAccess *a, size_t n,
+                               ETraceWindow *w)
+{
+    bool fast = options_fast(pk, o);
+    uint8_t *pos = w->pos, *end = w->end;
+    size_t i;
+
+    /* (pos and end in registers: the packets' stores may alias *w) */
+    for (i = 0; i < n && end - pos >= ETRACE_MAX_PACKET; i++) {
+        pos += pack_fast(pk, o, fast, st, &a[i], pos);
+    }
+    w->pos = pos;
+    return i;
 }
 
 /* The access a packet describes, up to the compressed fields. */

@@ -121,6 +121,15 @@ size_t etrace_data_pack(const ETraceParams *p, const ETraceOptions *o,
 size_t etrace_data_pack_fast(const ETracePacker *pk, const ETraceOptions *o,
                              ETraceDataState *st, const ETraceDataAccess *a,
                              uint8_t buf[ETRACE_MAX_PACKET]);
+/*
+ * etrace_data_pack_fast() for the accesses a[0..n) in order, into window
+ * w while it has room for a packet (ETRACE_MAX_PACKET).  Returns how
+ * many it took: fewer than n when the window filled.
+ */
+size_t etrace_data_pack_window(const ETracePacker *pk,
+                               const ETraceOptions *o, ETraceDataState *st,
+                               const ETraceDataAccess *a, size_t n,
+                               ETraceWindow *w);
 
 /*
  * Unpack the data packet that buf[0..len) starts with (its header's flow
