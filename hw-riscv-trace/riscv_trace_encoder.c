@@ -483,8 +483,9 @@ static bool te_ntrace(RISCVTraceEncoderState *te)
  * (dseq) so that the accesses of a block that was filtered out (never
  * encoded) or of a later run of the same code are told apart.
  */
-static void te_data_record(RISCVTraceEncoderState *te,
-                           const RISCVTraceRecord *rec, uint32_t seq)
+static inline __attribute__((always_inline))
+void te_data_record(RISCVTraceEncoderState *te, const RISCVTraceRecord *rec,
+                    uint32_t seq)
 {
     unsigned k;
     TEDataAccess *d;
