@@ -1417,9 +1417,12 @@ static bool te_start_codec(RISCVTraceEncoderState *te)
 static void te_end_codec(RISCVTraceEncoderState *te)
 {
     te->budget = te_sink_space(te);
-    if (te->ddirect) {
-        te_data_flush(te, te->dentry + 1);  /* (also a block's not yet in) */
-    }
+    /*
+     * The codec's last report and end come between calls: its hook
+     * numbers the entries from the next one on.  Accesses of a block
+     * whose record never came are dropped (te_data_reset()).
+     */
+    te->dcall = te->dentry;
     if (te_ntrace(te)) {
         ntrace_encoder_stop(te->nenc);
     } else {

@@ -2084,8 +2084,15 @@ static void sync_hook_packet(void *opaque, const uint8_t *bytes, size_t len)
     g_assert_cmpint(etrace_packet_unpack(&run->p, &run->o, bytes, len, &pkt,
                                          &err), ==, len);
     if (pkt.format == 3 && pkt.subformat == 3) {
-        /* (the trace_lost one goes out in front of the sync) */
         etrace_options_unpack(&run->p, pkt.options, &run->o);
+        if (pkt.enable && pkt.qual_status != ETRACE_QUAL_ENDED_REP &&
+            pkt.qual_status != ETRACE_QUAL_ENDED_UPD) {
+            return;     /* (trace_lost goes out in front of the sync) */
+        }
+        /* the end: after the accesses of every block */
+        g_assert_cmpint(at, ==, run->entries->len);
+        run->hooked = -2;
+        run->checked++;
         return;
     }
     run->hooked = -2;
@@ -2194,6 +2201,7 @@ static void test_sync_hook(void)
             }
         }
         sync_hook_flush(e, &run, pb, &npb, base, r);
+        run.call_base = run.entries->len;
         etrace_encoder_stop(e);
         g_assert_cmpint(run.hooked, ==, -2);
         g_assert_cmpuint(run.checked, >, 20);

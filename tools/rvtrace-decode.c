@@ -760,7 +760,7 @@ static void report_error(Source *s, const ETraceDecEvent *ev)
  * Where the accesses of every instruction before have come
  * (etrace-dec-data.h): a gap, the end, an error, and the first sync or
  * trap after them, which also drops the accesses of instructions the
- * decoder did not follow.  Not at a resync: the encoder may send it at a
+ * decoder did not follow.  Not at a resync: an encoder may send it at a
  * block's last instruction, before the accesses of that block.
  */
 static bool data_flush_at(Source *s, ETraceDecEventType type)

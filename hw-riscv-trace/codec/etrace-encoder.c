@@ -232,6 +232,13 @@ static long evaluated_entry(const ETraceEncoder *e)
     return e->evaluating_pending ? e->pending_at : e->packed_at;
 }
 
+/* Between calls: the pending block is the last one given, 0 the next. */
+static void between_calls(ETraceEncoder *e)
+{
+    e->packed_at = 0;
+    e->pending_at = -1;
+}
+
 static bool is_branch_itype(unsigned itype)
 {
     return itype == RISCV_ITYPE_NOT_TAKEN_BRANCH ||
@@ -1008,6 +1015,10 @@ static void end_run(ETraceEncoder *e, bool enable)
     static const Next untraced = { .traced = false };
 
     finish_pending(e, &untraced);
+    if (e->in_run || !enable) {
+        /* every access of the blocks so far before the end */
+        before_sync(e, e->packed_at);
+    }
     if (e->in_run) {
         send_support(e, enable, e->last_report_updiscon ?
                      ETRACE_QUAL_ENDED_UPD : ETRACE_QUAL_ENDED_REP);
@@ -1597,10 +1608,12 @@ void etrace_encoder_start(ETraceEncoder *e, const ETraceOptions *o)
         /* new options: report the last instruction under the old ones */
         static const Next untraced = { .traced = false };
 
+        between_calls(e);
         finish_pending(e, &untraced);
         if (e->in_run) {
             qual = e->last_report_updiscon ? ETRACE_QUAL_ENDED_UPD :
                    ETRACE_QUAL_ENDED_REP;
+            before_sync(e, e->packed_at);
         }
     }
     /* modes without hardware are off; the sync settings stay */
@@ -1770,11 +1783,22 @@ static inline void store_packed(ETraceEncoder *e, uint64_t iaddr,
     e->instructions += ninsns ? ninsns : 1;
 }
 
-/* The general path takes entry i of this call (see before_sync()). */
-static inline void general_at(ETraceEncoder *e, size_t i)
+/*
+ * The general path takes entry i of pb (see before_sync()); the pending
+ * block, if any, came from the entry before, but for ignored blocks.
+ */
+static inline void general_at(ETraceEncoder *e, const ETracePackedBlock *pb,
+                              size_t i)
 {
+    long j = (long)i - 1;
+
+    while (j >= 0 && !(pb[j].info & ETRACE_PB_RUN) &&
+           !pb_field(pb[j].info, ETRACE_PB_IRETIRE_SHIFT, 16) &&
+           !pb_field(pb[j].info, ETRACE_PB_ITYPE_SHIFT, 4)) {
+        j--;
+    }
     e->packed_at = i;
-    e->pending_at = (long)i - 1;
+    e->pending_at = j;
 }
 
 typedef enum PackedPath {
@@ -2471,7 +2495,7 @@ size_t etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
         if (info & ETRACE_PB_RUN) {
             if (ctype || e->block_done ||
                 !take_run_fast(e, &pb[i], context)) {
-                general_at(e, i);
+                general_at(e, pb, i);
                 take_packed(e, &pb[i], context, ctype, PACKED_GENERAL);
             }
             continue;
@@ -2480,7 +2504,7 @@ size_t etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
             if (i + etrace_packed_len(info) > n) {
                 return i;   /* the trap's second entry is not here */
             }
-            general_at(e, i);
+            general_at(e, pb, i);
             take_packed(e, &pb[i], context, ctype, PACKED_GENERAL);
             i += etrace_packed_len(info) - 1;
             continue;
@@ -2510,6 +2534,7 @@ size_t etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
 void etrace_encoder_stop(ETraceEncoder *e)
 {
     if (e->enabled) {
+        between_calls(e);
         end_run(e, false);
         e->enabled = false;
         refresh_fast(e);

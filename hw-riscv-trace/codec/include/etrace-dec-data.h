@@ -24,8 +24,9 @@
  *   every instruction before it have arrived (the encoder sends them
  *   before the packet of that event): instructions still waiting go on
  *   without one, and accesses left over are dropped.  Not at a resync
- *   while the decoder follows the trace: the encoder may send it at a
- *   block's last instruction, before that block's accesses.
+ *   while the decoder follows the trace: nothing is missing there, and
+ *   an encoder may send one at a block's last instruction, before that
+ *   block's accesses (this one does not while data trace is on).
  *
  * Copyright (c) 2026 The rvpa authors
  * SPDX-License-Identifier: GPL-2.0-or-later

@@ -641,15 +641,17 @@ void etrace_encoder_set_block_done(ETraceEncoder *e, ETraceBlockDoneFn *fn,
  * the index of that instruction's block among the entries of the current
  * etrace_encoder_packed() call (for etrace_encoder_block(), 0 is its
  * block, which counts as a trap's two entries would), or -1 for the last
- * block of an earlier call.  A 2.0 trap sent
- * before its handler (thaddr 0) reports the instruction after the trap's
- * entries: the index of the entry after them.  Every format 3 comes from
- * the call that takes the block it reports, or from the next call for
- * the last block of a call: the accesses of the blocks before the index
- * go out before the packet, those of the others after it, and a decoder
- * that starts at the packet (a wrapped buffer, a gap) pairs them right.
- * Like a block_done function, it keeps periodic syncs on the first
- * instruction of a block.
+ * block of an earlier call.  A 2.0 trap sent before its handler (thaddr
+ * 0) reports the instruction after the trap's entries: the index of the
+ * entry after them.  Such a packet comes from the call that takes the
+ * block it reports, from the next call for the last block of a call, or
+ * from etrace_encoder_stop() or a restarting etrace_encoder_start() for
+ * the last block given (-1 there; their ending support packet gets a
+ * call with 0, after every block given).  So the accesses of the blocks
+ * before the index go out before the packet, those of the others after
+ * it, and a decoder that starts at the packet (a wrapped buffer, a gap)
+ * pairs them right.  Like a block_done function, it keeps periodic syncs
+ * on the first instruction of a block.
  */
 typedef void ETraceSyncHookFn(void *opaque, long first_after);
 void etrace_encoder_set_sync_hook(ETraceEncoder *e, ETraceSyncHookFn *fn,
