@@ -664,7 +664,8 @@ static uint64_t edgy(GRand *r)
 /*
  * etrace_packet_pack_f12() writes what etrace_packet_set_flags() and
  * etrace_packet_pack() write, for every format 1 and 2 (and falls back
- * for anything else).
+ * for anything else), and so does etrace_packet_pack_f12_plain() where
+ * it applies.
  */
 static void test_fast_f12(void)
 {
@@ -699,6 +700,21 @@ static void test_fast_f12(void)
                                     irdepth);
             want_n = etrace_packet_pack(&p, NULL, &pkt, want);
             g_assert_cmpmem(got, got_n, want, want_n);
+            if (notify || updiscon || irreport) {
+                continue;
+            }
+            /* the inline packer: the same, or 0 where it does not apply */
+            got_n = etrace_packet_pack_f12_plain(&pk, pkt.format,
+                                                 pkt.branches,
+                                                 pkt.branch_map,
+                                                 pkt.address, got);
+            if (got_n) {
+                g_assert_cmpmem(got, got_n, want, want_n);
+            } else {
+                g_assert_true(!pk.fast || pkt.format < 1 || pkt.format > 2 ||
+                              (pkt.format == 1 &&
+                               (pkt.branches == 0 || pkt.branches > 31)));
+            }
         }
     }
     g_rand_free(r);

@@ -473,9 +473,14 @@ static inline void emit_f12(ETraceEncoder *e, unsigned format,
                        irreport);
         return;
     }
-    n = etrace_packet_pack_f12(&e->packer, format, branches, e->branch_map,
-                               address, notify, updiscon, irreport,
-                               e->calls.depth, w->pos);
+    n = notify || updiscon || irreport ? 0 :
+        etrace_packet_pack_f12_plain(&e->packer, format, branches,
+                                     e->branch_map, address, w->pos);
+    if (!n) {
+        n = etrace_packet_pack_f12(&e->packer, format, branches,
+                                   e->branch_map, address, notify, updiscon,
+                                   irreport, e->calls.depth, w->pos);
+    }
     if (n) {
         count_packet(e, format, false, n);
         w->pos += n;

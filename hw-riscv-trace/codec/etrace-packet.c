@@ -623,41 +623,10 @@ size_t pack_f12_generic(const ETracePacker *pk, unsigned format,
     return etrace_packet_pack(&pk->p, NULL, &pkt, buf);
 }
 
-/* Format 1's branch_map width by branches, 0 meaning 31 (table 6.6). */
-static const uint8_t f1_map_width[32] = {
-    31, 1, 3, 3, 7, 7, 7, 7, 15, 15, 15, 15, 15, 15, 15, 15,
-    31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31,
-};
-
 /* Position of the highest set bit of x != 0. */
 static unsigned top_bit(uint64_t x)
 {
     return 63 - __builtin_clzll(x);
-}
-
-/*
- * Encapsulate a payload that compresses to bits bits and whose sign
- * extension is lo, then hi.  Of the 16 payload bytes written to buf, the
- * ones past the packet's end are not part of it.
- */
-static inline size_t put_payload(const ETracePacker *pk, unsigned bits,
-                                 uint64_t lo, uint64_t hi,
-                                 uint8_t buf[ETRACE_MAX_PACKET])
-{
-    unsigned bytes = (bits + 7) / 8, header = pk->header;
-    unsigned shift = header * 8;    /* 8, 16 or 24 */
-    /* flow 0, no timestamp; the source ID fits the header's other bytes */
-    uint64_t head = bytes | (uint64_t)pk->p.src_id << 8;
-
-    /*
-     * Whole words at word offsets: a reader's 8-byte loads then take
-     * their bytes from one store each, which a load that spans several
-     * narrower stores can not (it waits for them to reach the cache).
-     */
-    etrace_store_le64(buf, head | lo << shift);
-    etrace_store_le64(buf + 8, lo >> (64 - shift) | hi << shift);
-    etrace_store_le64(buf + 16, hi >> (64 - shift));
-    return header + bytes;
 }
 
 /* A payload of fewer than 128 bits being built, LSB first. */
@@ -706,7 +675,7 @@ static size_t put_any_payload(const ETracePacker *pk, const Payload *pl,
     } else {
         bits = 1;
     }
-    return put_payload(pk, bits, lo, hi, buf);
+    return etrace_packer_put(pk, bits, lo, hi, buf);
 }
 
 /* Formats 1 and 2 with notify, updiscon or irreport. */
@@ -728,7 +697,7 @@ size_t pack_f12_flags(const ETracePacker *pk, unsigned format,
     payload_put(&pl, format, 2);
     if (format == 1) {
         payload_put(&pl, branches, 5);
-        payload_put(&pl, branch_map, f1_map_width[branches]);
+        payload_put(&pl, branch_map, etrace_f1_map_width(branches));
     }
     payload_put(&pl, (address & pk->addr_mask) >> pk->p.iaddress_lsb_p,
                 pk->addr_bits);
@@ -744,9 +713,7 @@ size_t etrace_packet_pack_f12(const ETracePacker *pk, unsigned format,
                               bool irreport, uint32_t irdepth,
                               uint8_t buf[ETRACE_MAX_PACKET])
 {
-    uint64_t head, sign, above, below;
-    int64_t field;
-    unsigned h, top;
+    uint64_t head, sign;
 
     if (!pk->fast || (format != 1 && format != 2) || branches > 31) {
         return pack_f12_generic(pk, format, branches, branch_map, address,
@@ -756,37 +723,16 @@ size_t etrace_packet_pack_f12(const ETracePacker *pk, unsigned format,
         /* 31 branches, no address: 38 bits, the format differs from sign */
         head = 1 | (uint64_t)(branch_map & 0x7fffffff) << 7;
         sign = -((head >> 37) & 1);
-        return put_payload(pk, top_bit((head ^ sign) & width_mask(38)) + 2,
-                           head | sign << 38, sign, buf);
+        return etrace_packer_put(pk,
+                                 top_bit((head ^ sign) & width_mask(38)) + 2,
+                                 head | sign << 38, sign, buf);
     }
     if (notify || updiscon || irreport) {
         return pack_f12_flags(pk, format, branches, branch_map, address,
                               notify, updiscon, irreport, irdepth, buf);
     }
-    /*
-     * The common address report: with notify, updiscon and irreport all
-     * false, each flag is sent as a copy of the bit before it (6.6) and
-     * irdepth as copies of the last flag.  So everything after the
-     * address is the sign extension of its top bit, which compression
-     * drops: the payload is the head (format, branches and map: h bits,
-     * 2 <= h <= 38) and the address field, sign-extended.
-     */
-    if (format == 2) {
-        head = 2;
-        h = 2;
-    } else {
-        h = f1_map_width[branches];
-        head = 1 | branches << 2 |
-               (uint64_t)(branch_map & width_mask(h)) << 7;
-        h += 7;
-    }
-    field = (int64_t)(address << pk->field_shift) >> pk->field_sext;
-    sign = field >> 63;             /* 0 or all ones */
-    above = field ^ sign;           /* the field's bits that differ */
-    below = head ^ sign;            /* never 0 in the format bits */
-    top = above ? h + top_bit(above) : top_bit(below & width_mask(h));
-    return put_payload(pk, top + 2, head | (uint64_t)field << h,
-                       field >> (64 - h), buf);
+    return etrace_packet_pack_f12_plain(pk, format, branches, branch_map,
+                                        address, buf);
 }
 
 /* The generic path of etrace_packet_pack_f01(). */
@@ -839,8 +785,10 @@ size_t etrace_packet_pack_f01(const ETracePacker *pk, const ETraceOptions *o,
     sign = -((head >> (pl.n - 1)) & 1);
     if (!irreport) {
         /* never 0: format 00 and subformat 1 differ from any sign */
-        return put_payload(pk, top_bit((head ^ sign) & width_mask(pl.n)) + 2,
-                           head | sign << pl.n, sign, buf);
+        return etrace_packer_put(pk,
+                                 top_bit((head ^ sign) &
+                                         width_mask(pl.n)) + 2,
+                                 head | sign << pl.n, sign, buf);
     }
     pl.lo = head;
     payload_put(&pl, sign == 0, 1);
@@ -865,7 +813,7 @@ size_t etrace_packet_pack_f00(const ETracePacker *pk, const ETraceOptions *o,
     if (!pk->fast || pk->p.f0s_width_p != 1) {
         return etrace_packet_pack(&pk->p, o, &pkt, buf);
     }
-    return put_payload(pk, head ? top_bit(head) + 2 : 1, head, 0, buf);
+    return etrace_packer_put(pk, head ? top_bit(head) + 2 : 1, head, 0, buf);
 }
 
 /* A payload of plen bytes into c; bits past the end are sign copies. */

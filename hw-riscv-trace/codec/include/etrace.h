@@ -702,4 +702,81 @@ void etrace_store_le64(uint8_t *dst, uint64_t v)
     memcpy(dst, &v, sizeof(v));
 }
 
+/* Format 1's branch_map width for 1-31 branches: 1, 3, 7, 15, 31 (6.6) */
+static inline unsigned etrace_f1_map_width(unsigned branches)
+{
+    return (2u << (31 - __builtin_clz(branches))) - 1;
+}
+
+/*
+ * A packet whose payload compresses to bits bits and whose sign
+ * extension is lo, then hi, encapsulated into buf (ETracePacker): the
+ * header and index, then the payload.  Of the 16 payload bytes written,
+ * the ones past the packet's end are not part of it.  Returns the
+ * packet's length.
+ */
+static inline __attribute__((always_inline))
+size_t etrace_packer_put(const ETracePacker *pk, unsigned bits, uint64_t lo,
+                         uint64_t hi, uint8_t buf[ETRACE_MAX_PACKET])
+{
+    unsigned bytes = (bits + 7) / 8, header = pk->header;
+    unsigned shift = header * 8;    /* 8, 16 or 24 */
+    /* flow 0, no timestamp; the source ID fits the header's other bytes */
+    uint64_t head = bytes | (uint64_t)pk->p.src_id << 8;
+
+    /*
+     * Whole words at word offsets: a reader's 8-byte loads then take
+     * their bytes from one store each, which a load that spans several
+     * narrower stores can not (it waits for them to reach the cache).
+     */
+    etrace_store_le64(buf, head | lo << shift);
+    etrace_store_le64(buf + 8, lo >> (64 - shift) | hi << shift);
+    etrace_store_le64(buf + 16, hi >> (64 - shift));
+    return header + bytes;
+}
+
+/*
+ * The commonest packets of etrace_packet_pack_f12(), inline for the
+ * encoder's fast paths: format 2, or format 1 with 1 to 31 branches,
+ * with notify, updiscon and irreport all false.  Each flag is then sent
+ * as a copy of the bit before it (6.6) and irdepth as copies of the last
+ * flag, so everything after the address is the sign extension of its
+ * top bit, which compression drops: the payload is the head (format,
+ * branches and map: h bits, 2 <= h <= 38) and the address field,
+ * sign-extended.  Returns 0 for other packets, or a packer without the
+ * two-word path: etrace_packet_pack_f12() writes those.
+ */
+static inline __attribute__((always_inline))
+size_t etrace_packet_pack_f12_plain(const ETracePacker *pk, unsigned format,
+                                    unsigned branches, uint32_t branch_map,
+                                    uint64_t address,
+                                    uint8_t buf[ETRACE_MAX_PACKET])
+{
+    uint64_t head, sign, above, below;
+    int64_t field;
+    unsigned h, top;
+
+    if (!pk->fast || (format == 1 ? branches - 1 > 30 : format != 2)) {
+        return 0;
+    }
+    if (format == 2) {
+        head = 2;
+        h = 2;
+    } else {
+        h = etrace_f1_map_width(branches);
+        head = 1 | branches << 2 |
+               (uint64_t)(branch_map & (uint32_t)((UINT64_C(1) << h) - 1))
+               << 7;
+        h += 7;
+    }
+    field = (int64_t)(address << pk->field_shift) >> pk->field_sext;
+    sign = field >> 63;             /* 0 or all ones */
+    above = field ^ sign;           /* the field's bits that differ */
+    below = head ^ sign;            /* never 0 in the format bits */
+    top = above ? h + 63u - __builtin_clzll(above) :
+                  63u - __builtin_clzll(below & ((UINT64_C(1) << h) - 1));
+    return etrace_packer_put(pk, top + 2, head | (uint64_t)field << h,
+                             field >> (64 - h), buf);
+}
+
 #endif /* RISCV_ETRACE_H */
