@@ -460,9 +460,9 @@ void emit_f12_bytes(ETraceEncoder *e, unsigned format, unsigned branches,
  * bytes emit_packet() would send, from the fast packer, into the output
  * window if it has room.
  */
-static inline void emit_f12(ETraceEncoder *e, unsigned format,
-                            unsigned branches, uint64_t address, bool notify,
-                            bool updiscon, bool irreport)
+static inline __attribute__((always_inline))
+void emit_f12(ETraceEncoder *e, unsigned format, unsigned branches,
+              uint64_t address, bool notify, bool updiscon, bool irreport)
 {
     ETraceWindow *w = e->win;
     size_t n;
