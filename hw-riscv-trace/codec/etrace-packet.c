@@ -696,6 +696,7 @@ size_t pack_f12_flags(const ETracePacker *pk, unsigned format,
 
     payload_put(&pl, format, 2);
     if (format == 1) {
+        /* 1 to 31: etrace_packet_pack_f12() took the full map before */
         payload_put(&pl, branches, 5);
         payload_put(&pl, branch_map, etrace_f1_map_width(branches));
     }

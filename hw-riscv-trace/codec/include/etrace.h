@@ -702,7 +702,10 @@ void etrace_store_le64(uint8_t *dst, uint64_t v)
     memcpy(dst, &v, sizeof(v));
 }
 
-/* Format 1's branch_map width for 1-31 branches: 1, 3, 7, 15, 31 (6.6) */
+/*
+ * Format 1's branch_map width for 1-31 branches: 1, 3, 7, 15, 31 (6.6);
+ * 0 (a full map, 31) is not for here.
+ */
 static inline unsigned etrace_f1_map_width(unsigned branches)
 {
     return (2u << (31 - __builtin_clz(branches))) - 1;
