@@ -1339,6 +1339,7 @@ static void te_free_codec(RISCVTraceEncoderState *te)
     te->enc = NULL;
     ntrace_encoder_free(te->nenc);
     te->nenc = NULL;
+    te->ddirect = false;    /* its accesses go by te->enc's hook */
 }
 
 /* N-trace's settings: the E-trace options and trTeControl. */
@@ -1396,7 +1397,6 @@ static bool te_start_codec(RISCVTraceEncoderState *te)
             return false;
         }
         etrace_encoder_set_window(te->enc, &te->win);
-        te->ddirect = false;
         if (te->options.data) {
             if (!te->dq) {
                 te->dq = g_new(TEDataAccess, TE_DATA_QUEUE);

@@ -820,6 +820,40 @@ static void test_fuzz_registers(void)
     qtest_quit(qts);
 }
 
+/*
+ * A data trace in E-trace, then a trace in N-trace, while the hart runs:
+ * each trace is its own codec's.  (The E-trace codec's way of sending
+ * the accesses stayed on into the N-trace one, which has no E-trace
+ * codec: QEMU crashed on its first records.)
+ */
+static void test_data_then_ntrace(void)
+{
+    QTestState *qts;
+
+    qts = qtest_init("-accel tcg -machine virt,rvtrace=on,rvtrace-chardev=tr "
+                     "-chardev null,id=tr -bios none -S");
+    qtest_memwrite(qts, FUZZ_CODE, fuzz_program, sizeof(fuzz_program));
+    qtest_qmp_assert_success(qts, "{ 'execute': 'cont' }");
+    for (int i = 0; i < 4; i++) {
+        uint32_t format = FORMAT(i & 1);
+
+        setup_smem(qts, FUZZ_GUARD, FUZZ_GUARD + FUZZ_GUARD_LEN - 4, 0);
+        wr(qts, ENC(0), CONTROL, ACTIVE | format | INST_MODE(6));
+        wr(qts, ENC(0), DATA_CONTROL, 2);
+        wr(qts, ENC(0), CONTROL, ACTIVE | ENABLE | INST_TRACING | format |
+           INST_MODE(6));
+        g_usleep(20 * 1000);
+        wr(qts, ENC(0), CONTROL, ACTIVE | format | INST_MODE(6));
+        wait_empty(qts, ENC(0));
+        g_assert_cmphex(rd(qts, ENC(0), CONTROL) & FORMAT(7), ==, format);
+        /* it traced: the sink wrote */
+        g_assert_cmphex(rd(qts, SINK(0), WP_LOW), !=,
+                        (uint32_t)FUZZ_GUARD);
+        wr(qts, SINK(0), CONTROL, 0);
+    }
+    qtest_quit(qts);
+}
+
 /* Whether QEMU's log holds text (a guest error it reported). */
 static bool log_has(const char *log, const char *text)
 {
@@ -893,6 +927,8 @@ int main(int argc, char **argv)
     qtest_add_func("/riscv/trace/encoder/src-id-without-bits",
                    test_src_id_without_bits);
     qtest_add_func("/riscv/trace/fuzz-registers", test_fuzz_registers);
+    qtest_add_func("/riscv/trace/encoder/data-then-ntrace",
+                   test_data_then_ntrace);
     qtest_add_func("/riscv/trace/guest-errors", test_guest_errors);
     return g_test_run();
 }
