@@ -161,6 +161,18 @@ static void expect_sync(Harness *h, size_t i, uint64_t addr)
     g_assert_cmphex(pkt->address, ==, addr);
 }
 
+/* A trap packet (format 3.1) with its handler's address */
+static const ETracePacket *expect_trap(Harness *h, size_t i, bool interrupt,
+                                       uint64_t cause, uint64_t handler)
+{
+    const ETracePacket *pkt = expect(h, i, 3, 1);
+
+    g_assert_cmpint(pkt->interrupt, ==, interrupt);
+    g_assert_cmpuint(pkt->ecause, ==, cause);
+    g_assert_cmphex(pkt->address, ==, handler);
+    return pkt;
+}
+
 static void expect_support(Harness *h, size_t i, bool enable,
                            ETraceQualStatus qual)
 {
@@ -487,10 +499,7 @@ static void test_exception_no_retire(void)
     expect_addr(h, 2, 2, 0x1008);
     expect_flags(h, 2, false, false, false);
     blk(h, 0x80000000, 0x80000004, 4, RISCV_ITYPE_NONE);
-    pkt = expect(h, 3, 3, 1);
-    g_assert_cmphex(pkt->address, ==, 0x80000000);
-    g_assert_cmpuint(pkt->ecause, ==, 2);
-    g_assert_false(pkt->interrupt);
+    pkt = expect_trap(h, 3, false, 2, 0x80000000);
     g_assert_cmphex(pkt->tvalepc, ==, 0x100c);
     g_assert_cmpuint(pkt->privilege, ==, 3);
     expect_count(h, 4);
@@ -581,7 +590,6 @@ static void test_updiscon_before_exception(void)
 static void test_double_trap(void)
 {
     Harness *h = h_new(64, ETRACE_ARCH_1_1);
-    const ETracePacket *pkt;
 
     h_start(h, (ETraceOptions){ 0 });
     blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_NONE);
@@ -589,10 +597,7 @@ static void test_double_trap(void)
     trap(h, RISCV_ITYPE_INTERRUPT, 3, 0, 0x80000000);
     blk(h, 0x80000400, 0x80000404, 4, RISCV_ITYPE_NONE);
     expect_addr(h, 2, 2, 0x1004);
-    pkt = expect(h, 3, 3, 1);
-    g_assert_true(pkt->interrupt);
-    g_assert_cmpuint(pkt->ecause, ==, 3);
-    g_assert_cmphex(pkt->address, ==, 0x80000400);
+    expect_trap(h, 3, true, 3, 0x80000400);
     expect_count(h, 4);
     h_free(h);
 }
@@ -605,7 +610,6 @@ static void test_double_trap(void)
 static void test_trap_after_one_insn(void)
 {
     Harness *h = h_new(64, ETRACE_ARCH_1_1);
-    const ETracePacket *pkt;
 
     h_start(h, (ETraceOptions){ 0 });
     blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_NONE);
@@ -614,14 +618,8 @@ static void test_trap_after_one_insn(void)
     trap(h, RISCV_ITYPE_INTERRUPT, 3, 0, 0x80000004);
     blk(h, 0x80000400, 0x80000404, 4, RISCV_ITYPE_NONE);
     expect_addr(h, 2, 2, 0x1004);
-    pkt = expect(h, 3, 3, 1);
-    g_assert_false(pkt->interrupt);
-    g_assert_cmpuint(pkt->ecause, ==, 8);
-    g_assert_cmphex(pkt->address, ==, 0x80000000);
-    pkt = expect(h, 4, 3, 1);
-    g_assert_true(pkt->interrupt);
-    g_assert_cmpuint(pkt->ecause, ==, 3);
-    g_assert_cmphex(pkt->address, ==, 0x80000400);
+    expect_trap(h, 3, false, 8, 0x80000000);
+    expect_trap(h, 4, true, 3, 0x80000400);
     expect_count(h, 5);
     h_free(h);
 }
