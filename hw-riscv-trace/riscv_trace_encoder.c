@@ -689,10 +689,75 @@ static void te_data_reset(RISCVTraceEncoderState *te)
     etrace_data_sync(&te->dstate);
 }
 
+/*
+ * Data trace without filters.  The decoder pairs accesses with the
+ * instructions that need one in order, wherever the data packets are
+ * among the instruction packets (etrace-dec-data.h), with one exception:
+ * a decoder that starts at a sync or trap packet (a wrapped buffer, a
+ * gap) drops the accesses that came before it.  So the accesses of an
+ * entry (the blocks, in the order given to the codec) go out before
+ * every such packet that reports a later entry's instruction and after
+ * those that report one of its own (the codec's sync hook says which);
+ * between those packets, as early as the entries are encoded.  That
+ * leaves the codec free to take a batch's blocks in one call, with its
+ * fast paths: the access records are taken out of the batch first, each
+ * numbered with the entry that follows it (its block's).
+ */
+static inline bool te_entry_before(uint32_t a, uint32_t b)
+{
+    return (int32_t)(a - b) < 0;
+}
+
+/* The accesses of the entries before entry 'end' go out. */
+static void te_data_flush(RISCVTraceEncoderState *te, uint32_t end)
+{
+    unsigned n = 0;
+
+    while (n < te->dq_len &&
+           te_entry_before(te->dq[(te->dq_head + n) % TE_DATA_QUEUE].seq,
+                           end)) {
+        n++;
+    }
+    if (n && te->dsynced) {
+        te_data_after_f3(te);
+    }
+    while (n) {
+        /* as far as the ring goes on; before the first sync, nowhere */
+        unsigned k = MIN(n, TE_DATA_QUEUE - te->dq_head);
+
+        if (te->dsynced) {
+            k = etrace_data_pack_window(&te->dpacker, &te->options,
+                                        &te->dstate, &te->dqa[te->dq_head],
+                                        k, &te->win);
+            if (!k) {
+                te_data_send(te, &te->dqa[te->dq_head]);    /* no room */
+                k = 1;
+            }
+        }
+        te->dq_head = (te->dq_head + k) % TE_DATA_QUEUE;
+        te->dq_len -= k;
+        n -= k;
+    }
+}
+
+/*
+ * The accesses of the blocks given to the codec will never be paired
+ * (those of the blocks still to come will, after the next sync).
+ */
+static void te_data_lost(RISCVTraceEncoderState *te)
+{
+    if (te->ddirect) {
+        te->dsynced = false;
+        te_data_flush(te, te->dentry);      /* drops them */
+    } else {
+        te_data_reset(te);
+    }
+}
+
 /* The codec of the trace's format lost what the sinks dropped. */
 static void te_codec_lost(RISCVTraceEncoderState *te)
 {
-    te_data_reset(te);
+    te_data_lost(te);
     if (te_ntrace(te)) {
         ntrace_encoder_lost(te->nenc);
     } else {
@@ -782,68 +847,19 @@ static unsigned te_encode_blocks(RISCVTraceEncoderState *te,
                                   TE_RECORD_SPECIAL);
         te_check_lost(te);
     } else {
-        if (te->options.data) {
+        if (te->options.data && !te->ddirect) {
             te_data_packed(te, rec, n);
         }
+        te->dcall = te->dentry;     /* (for te_encode_direct()) */
         k = etrace_encoder_packed(te->enc, rec, n, te->context,
                                   te->ctype, TE_RECORD_SPECIAL);
+        te->dentry += k;
         te_check_lost(te);
     }
     if (k) {
         te->ctype = 0;
     }
     return k;
-}
-
-/*
- * Data trace without filters.  The decoder pairs accesses with the
- * instructions that need one in order, wherever the data packets are
- * among the instruction packets (etrace-dec-data.h), with one exception:
- * a decoder that starts at a sync or trap packet (a wrapped buffer, a
- * gap) drops the accesses that came before it.  So the accesses of an
- * entry (the blocks, in the order given to the codec) go out before
- * every such packet that reports a later entry's instruction and after
- * those that report one of its own (the codec's sync hook says which);
- * between those packets, as early as the entries are encoded.  That
- * leaves the codec free to take a batch's blocks in one call, with its
- * fast paths: the access records are taken out of the batch first, each
- * numbered with the entry that follows it (its block's).
- */
-static inline bool te_entry_before(uint32_t a, uint32_t b)
-{
-    return (int32_t)(a - b) < 0;
-}
-
-/* The accesses of the entries before entry 'end' go out. */
-static void te_data_flush(RISCVTraceEncoderState *te, uint32_t end)
-{
-    unsigned n = 0;
-
-    while (n < te->dq_len &&
-           te_entry_before(te->dq[(te->dq_head + n) % TE_DATA_QUEUE].seq,
-                           end)) {
-        n++;
-    }
-    if (n && te->dsynced) {
-        te_data_after_f3(te);
-    }
-    while (n) {
-        /* as far as the ring goes on; before the first sync, nowhere */
-        unsigned k = MIN(n, TE_DATA_QUEUE - te->dq_head);
-
-        if (te->dsynced) {
-            k = etrace_data_pack_window(&te->dpacker, &te->options,
-                                        &te->dstate, &te->dqa[te->dq_head],
-                                        k, &te->win);
-            if (!k) {
-                te_data_send(te, &te->dqa[te->dq_head]);    /* no room */
-                k = 1;
-            }
-        }
-        te->dq_head = (te->dq_head + k) % TE_DATA_QUEUE;
-        te->dq_len -= k;
-        n -= k;
-    }
 }
 
 /* ETraceSyncHookFn */
@@ -858,38 +874,18 @@ static void te_data_sync_hook(void *opaque, long first_after)
 }
 
 /*
- * The m entries in te->dscratch to the codec, in as few calls as the
- * pairs of sequentially inferable jumps allow (te_encode_blocks()).
- * After each, the accesses of the entries it took go out, but for the
- * last one's: its last instruction is evaluated with its successor.
+ * The m entries in te->dscratch to the codec.  After each call, the
+ * accesses of the entries it took go out, but for the last one's: its
+ * last instruction is evaluated with its successor.
  */
 static void te_encode_entries(RISCVTraceEncoderState *te, unsigned m)
 {
     for (unsigned j = 0, k; j < m; j += k) {
-        RISCVTraceRecord *rec = &te->dscratch[j];
-        unsigned n = m - j;
-
-        te_pair_sijump(te, rec);
-        if (te->prev_const_rd) {
-            n = MIN(n, etrace_packed_len(rec->info));
-        }
-        te->dcall = te->dentry;
-        k = etrace_encoder_packed(te->enc, rec, n, te->context, te->ctype,
-                                  TE_RECORD_SPECIAL);
+        k = te_encode_blocks(te, &te->dscratch[j], m - j);
         if (!k) {
             break;      /* cannot be: the scratch holds whole traps */
         }
-        te->ctype = 0;
-        te->dentry += k;
-        if (te->lost) {
-            /* the encoded entries' accesses will never be paired */
-            te->lost = false;
-            te->dsynced = false;
-            te_data_flush(te, te->dentry);
-            etrace_encoder_lost(te->enc);
-        } else {
-            te_data_flush(te, te->dentry - 1);
-        }
+        te_data_flush(te, te->dentry - 1);
     }
 }
 
