@@ -751,7 +751,7 @@ static void test_fuzz_registers(void)
     const char *env_seed = g_getenv("RVPA_TRACE_FUZZ_SEED");
     const char *env_cases = g_getenv("RVPA_TRACE_FUZZ_CASES");
     guint32 seed = env_seed ? g_ascii_strtoull(env_seed, NULL, 0) : 1;
-    unsigned n_cases = env_cases ? g_ascii_strtoull(env_cases, NULL, 0) : 40;
+    unsigned n_cases = env_cases ? g_ascii_strtoull(env_cases, NULL, 0) : 200;
     g_autofree uint8_t *guard = g_malloc(FUZZ_GUARD_LEN);
     GRand *r = g_rand_new_with_seed(seed);
     GRand *dr = g_rand_new_with_seed(seed ^ 0xda7a);
