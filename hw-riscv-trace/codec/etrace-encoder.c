@@ -194,7 +194,6 @@ struct ETraceEncoder {
     void *block_done_opaque;
     ETraceSyncHookFn *sync_hook;    /* etrace_encoder_set_sync_hook() */
     void *sync_hook_opaque;
-    bool block_syncs;       /* resyncs on first instructions only */
     /*
      * For sync_hook: the entry of the current call the general path takes
      * (packed_at), the one the pending block came from (pending_at), and
@@ -230,6 +229,15 @@ static void before_sync(ETraceEncoder *e, long first_after)
 static long evaluated_entry(const ETraceEncoder *e)
 {
     return e->evaluating_pending ? e->pending_at : e->packed_at;
+}
+
+/*
+ * Data trace places its packets by block: periodic syncs go on a block's
+ * first instruction only (see evaluate()).
+ */
+static bool block_syncs(const ETraceEncoder *e)
+{
+    return e->block_done || e->sync_hook;
 }
 
 /* Between calls: the pending block is the last one given, 0 the next. */
@@ -919,7 +927,7 @@ static void evaluate(ETraceEncoder *e, const Insn *cur, const Next *succ)
         e->trap.pending = false;
         sent_f3 = true;
     } else if (e->need_sync || (e->sync_next && resync_here(e) &&
-                                (cur->first || !e->block_syncs)) ||
+                                (cur->first || !block_syncs(e))) ||
                ctx_sync || cur->priv != e->prev_priv) {
         send_sync(e, cur);
         sent_f3 = true;
@@ -1669,8 +1677,7 @@ void encode_block(ETraceEncoder *e, const ETraceBlock *b)
 
 void etrace_encoder_block(ETraceEncoder *e, const ETraceBlock *b)
 {
-    e->packed_at = 0;
-    e->pending_at = -1;
+    between_calls(e);       /* its block is the next one: entry 0 */
     encode_block(e, b);
 }
 
@@ -2565,7 +2572,6 @@ void etrace_encoder_set_block_done(ETraceEncoder *e, ETraceBlockDoneFn *fn,
 {
     e->block_done = fn;
     e->block_done_opaque = opaque;
-    e->block_syncs = e->block_done || e->sync_hook;
 }
 
 void etrace_encoder_set_sync_hook(ETraceEncoder *e, ETraceSyncHookFn *fn,
@@ -2573,7 +2579,6 @@ void etrace_encoder_set_sync_hook(ETraceEncoder *e, ETraceSyncHookFn *fn,
 {
     e->sync_hook = fn;
     e->sync_hook_opaque = opaque;
-    e->block_syncs = e->block_done || e->sync_hook;
 }
 
 void etrace_encoder_set_window(ETraceEncoder *e, ETraceWindow *w)
