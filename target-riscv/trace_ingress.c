@@ -303,6 +303,7 @@ void riscv_trace_attach(CPUState *cs, RISCVTraceConsumeFn *fn, void *opaque)
     env->trace_run.map = RISCV_TRACE_RUN_WHOLE;
     env->trace_run.units = 0;
     env->trace_run.newest.info = 0;
+    env->trace_run.full_runs = 0;
     if (fn) {
         RISCVTraceRecord *limit, *first = fn(opaque, NULL, &limit);
 

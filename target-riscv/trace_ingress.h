@@ -96,13 +96,19 @@ typedef ETracePackedBlock RISCVTraceRecord;
  * lowest), and the run records carry them (ETRACE_PB_RUN_INDEXED).  Such
  * a run holds at most ETRACE_RUN_INDEXED_MAX branch blocks: a map with
  * any of the bits of RISCV_TRACE_RUN_INDEXED_SLOW set (the 1 bit after
- * that many, or bit 0 or 1) sends a branch exit to its slow path, and
- * after a full run the next two blocks that could be held go whole (an
- * encoder that predicts every branch can resync only between two blocks
- * with addresses).
+ * that many, or bit 0 or 1) sends a branch exit to its slow path.  There
+ * a full run's record goes alone and the branch block starts the next
+ * run (runs in a row: the encoder predicts a run's branches after the
+ * last of the one before), except after every RISCV_TRACE_RUN_CHAIN-th
+ * full run: then the block and the next one that could be held go whole.
+ * An encoder that predicts every branch can resync only between two
+ * blocks with addresses, which a loop of branch blocks would otherwise
+ * never give it; every full run gave it one until 2026-11-27, three
+ * records for each eight branches.
  */
 #define RISCV_TRACE_RUN_INDEXED_SLOW \
     MAKE_64BIT_MASK(0, 64 - ETRACE_RUN_INDEXED_MAX)
+#define RISCV_TRACE_RUN_CHAIN       8               /* a power of 2 */
 /* iretire and ninsns: the sums of 61 blocks stay in their fields */
 #define RISCV_TRACE_RUN_UNITS       MAKE_64BIT_MASK(0, 32)
 
@@ -111,6 +117,7 @@ typedef struct RISCVTraceRun {
     uint64_t units;             /* RISCV_TRACE_RUN_UNITS of the k held */
     RISCVTraceRecord newest;
     uint64_t index;             /* predictor entries, the newest lowest */
+    uint32_t full_runs;         /* indexed runs ended full, modulo 2^32 */
     bool enabled;               /* riscv_trace_set_runs() */
     bool count_units;           /* ... and units is counted */
     bool hold_calls;            /* ... and calls are held */

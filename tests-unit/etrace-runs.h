@@ -9,9 +9,10 @@
  * (from C).  The first branch block after any other block goes out
  * whole, and so does every 63rd branch block in a row.  With branch
  * prediction (indexed) the runs carry each branch's predictor entry and
- * hold at most ETRACE_RUN_INDEXED_MAX branches: the 9th and the 10th
- * branch block in a row go out whole; above its entries the hart's
- * index word holds older ones, which the encoder must ignore.
+ * hold at most ETRACE_RUN_INDEXED_MAX branches: the 9th branch block in
+ * a row starts the next run, except after every RUN_CHAIN-th full run,
+ * when it and the 10th go out whole; above its entries the hart's index
+ * word holds older ones, which the encoder must ignore.
  * RunMaker does the same to a stream of ETraceBlocks.
  *
  * Copyright (c) 2026 The rvpa authors
@@ -24,6 +25,7 @@
 #include "etrace.h"
 
 #define RUN_MAX 62  /* RISCV_TRACE_RUN_MAX */
+#define RUN_CHAIN 8 /* RISCV_TRACE_RUN_CHAIN */
 
 typedef void RunOutFn(void *opaque, const ETraceBlock *b);
 
@@ -34,6 +36,7 @@ typedef struct RunMaker {
     bool need_address;      /* the next branch block goes out whole */
     bool indexed;           /* runs carry predictor entries */
     uint64_t index;         /* the hart's entries: older ones above */
+    unsigned full_runs;     /* indexed runs ended full */
     RunOutFn *out;
     void *opaque;
 } RunMaker;
@@ -134,8 +137,14 @@ static inline void run_maker_block(RunMaker *m, const ETraceBlock *b)
 
     if (run_maker_holds(m, b)) {
         if (m->holding && m->run.run == max - 1) {
-            /* full: the held ones go, and this one whole */
+            /* full: the held ones go */
             run_maker_end(m, true);
+            if (m->indexed && ++m->full_runs % RUN_CHAIN) {
+                m->newest = *b;     /* the next run's first */
+                m->holding = true;
+                return;
+            }
+            /* and this one whole */
             m->out(m->opaque, b);
             /* with prediction, the next one too */
             m->need_address = m->indexed;

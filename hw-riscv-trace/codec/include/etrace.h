@@ -436,9 +436,10 @@ void etrace_params_from_discovery(ETraceParams *p, uint32_t d0, uint32_t d1);
  *   last instruction needs no successor's address (neither a trap nor
  *   itype 3, 6, 8, 10, 12, 13 or 14), that the block after it is a
  *   traced block of that privilege with an address (the last of the
- *   branch blocks), and that with branch prediction on the run is
- *   indexed: run_indexed, at most ETRACE_RUN_INDEXED_MAX branches and in
- *   run_index their predictor entries (etrace-record.h's layout, shifted
+ *   branch blocks) or another such run, and that with branch
+ *   prediction on the run is indexed: run_indexed, at most
+ *   ETRACE_RUN_INDEXED_MAX branches and in run_index their predictor
+ *   entries (etrace-record.h's layout, shifted
  *   down to bit 0; 3.2.6 needs nothing else of a branch's address), on
  *   an encoder whose predictor they fit (etrace_run_indexes_fit()).  A
  *   run that breaks these rules is a loss (see lost()), and so is an
@@ -524,7 +525,8 @@ typedef struct ETraceBlock {
  *   it reached 2^(sync_max + 4), pending branches are reported there and
  *   the next block's first instruction gets format 3.0.  (8.2 leaves the
  *   moment open; a producer of runs gives the encoder such a pair at
- *   least every 63 branches.)  Exception: when that
+ *   least every 63 branches, 66 with branch prediction.)  Exception:
+ *   when that
  *   last instruction is an updiscon, it is not reported and its target
  *   is not synced (a decoder following the code to a format 3 address
  *   stops at its first occurrence); the target is reported by format
