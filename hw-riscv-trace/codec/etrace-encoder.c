@@ -2046,6 +2046,12 @@ static inline void join_run_branch(ETraceEncoder *e, RunBranches *rb,
  * fills and no count ends).  Returns how many; join_run_branch() takes
  * the rest.  The map takes their outcomes as they are, the count the
  * leading correct predictions.
+ *
+ * Once the predictor has learnt a loop, its runs change nothing: each
+ * entry predicts its branch and is saturated that way (3 if taken, else
+ * 0), and stays so.  Those leading branches are only loaded and compared,
+ * with no store that the next load (often of the same entry) would have
+ * to wait for.
  */
 static inline unsigned join_quiet_run_branches(RunBranches *rb,
                                                uint8_t *table, uint32_t mask,
@@ -2063,6 +2069,16 @@ static inline unsigned join_quiet_run_branches(RunBranches *rb,
         return 0;
     }
     for (i = 0; i + 1 < n; i++) {
+        uint8_t state = table[entries >> (64 - ETRACE_RUN_INDEX_BITS) & mask];
+
+        if (state != (-(taken & 1) & 3)) {
+            break;
+        }
+        entries <<= ETRACE_RUN_INDEX_BITS;
+        taken >>= 1;
+    }
+    pbc += leading * i;
+    for (; i + 1 < n; i++) {
         uint8_t *entry = &table[entries >> (64 - ETRACE_RUN_INDEX_BITS) &
                                 mask];
         unsigned next = etrace_bpred_step(*entry, taken & 1);
