@@ -429,8 +429,9 @@ static inline void emit_fast(ETraceEncoder *e, unsigned format,
     }
 }
 
-/* Format 0.1 for a jump target cache hit, from the fast packer. */
-static void emit_f01(ETraceEncoder *e, unsigned index, bool irreport)
+/* emit_f01() through emit (out of line: its buffer is a stack array) */
+static __attribute__((noinline))
+void emit_f01_bytes(ETraceEncoder *e, unsigned index, bool irreport)
 {
     uint8_t buf[ETRACE_MAX_PACKET];
 
@@ -438,6 +439,30 @@ static void emit_f01(ETraceEncoder *e, unsigned index, bool irreport)
               etrace_packet_pack_f01(&e->packer, &e->o, index, e->branches,
                                      e->branch_map, irreport, e->calls.depth,
                                      buf));
+}
+
+/*
+ * Format 0.1 for a jump target cache hit, from the fast packer, straight
+ * into the window when it has room (as emit_f12()): with the jump target
+ * cache alone, every return that hits is one.
+ */
+static void emit_f01(ETraceEncoder *e, unsigned index, bool irreport)
+{
+    ETraceWindow *w = e->win;
+    size_t n;
+
+    if (unlikely(!etrace_window_room(w, ETRACE_MAX_PACKET) ||
+                 e->lost_pending)) {
+        emit_f01_bytes(e, index, irreport);
+        return;
+    }
+    n = etrace_packet_pack_f01(&e->packer, &e->o, index, e->branches,
+                               e->branch_map, irreport, e->calls.depth,
+                               w->pos);
+    if (n) {
+        count_packet(e, 0, false, n);
+        w->pos += n;
+    }
 }
 
 /* Format 0.0 for a count of predicted branches, from the fast packer. */
@@ -1826,13 +1851,15 @@ typedef enum PackedPath {
  * with the branches pending before the jump, and no flags: the next
  * packet is not a format 3 (refresh_fast() and packed_plain() ruled out
  * traps, privilege and context changes and a resync that comes due) and
- * no return was mispredicted.
+ * no return was mispredicted.  With the jump target cache, send_address()
+ * makes it a format 0.1 when the target is cached (no updiscon bit is
+ * needed: the next packet is no format 3).
  */
 static inline bool fast_jump_target(const ETraceEncoder *e, unsigned act,
                                     uint64_t info)
 {
     return act == ACT_UPDISCON && e->pbc < MAX_MAP_BRANCHES &&
-           !e->o.jump_target_cache && !packed_single(info);
+           !packed_single(info);
 }
 
 static void report_jump_target(ETraceEncoder *e, uint64_t iaddr,
