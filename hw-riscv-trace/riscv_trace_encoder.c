@@ -192,6 +192,7 @@ struct RISCVTraceEncoderState {
     bool trace_from_reset;
     uint32_t reset_src_id;      /* trTeInstFeatures at reset: SrcID */
     uint32_t reset_src_bits;    /* and SrcBits */
+    uint32_t reset_features;    /* and the rest (the trace modes) */
     uint32_t queue_len;         /* records, see TE_QUEUE_LEN */
 
     RISCVTraceSink *sink[2];    /* sink_link[] as realize found them */
@@ -1857,7 +1858,10 @@ static void te_reset(DeviceState *dev)
     te_write_control(te, 0);
     if (te->trace_from_reset) {
         te_write_control(te, R_TR_CONTROL_ACTIVE_MASK);
+        /* legalised as a guest's write, SrcID and SrcBits aside */
         te->inst_features = te_legal_features(te,
+            (te->reset_features & ~(R_TE_INST_FEATURES_SRC_ID_MASK |
+                                    R_TE_INST_FEATURES_SRC_BITS_MASK)) |
             te->reset_src_id << R_TE_INST_FEATURES_SRC_ID_SHIFT |
             te->reset_src_bits << R_TE_INST_FEATURES_SRC_BITS_SHIFT);
         te_write_control(te, te->control | R_TR_CONTROL_ENABLE_MASK |
@@ -2024,6 +2028,8 @@ static const Property te_properties[] = {
     DEFINE_PROP_UINT32("src-id", RISCVTraceEncoderState, reset_src_id, 0),
     DEFINE_PROP_UINT32("src-bits", RISCVTraceEncoderState, reset_src_bits,
                        0),
+    DEFINE_PROP_UINT32("inst-features", RISCVTraceEncoderState,
+                       reset_features, 0),
     DEFINE_PROP_UINT32("x-queue-len", RISCVTraceEncoderState, queue_len,
                        TE_QUEUE_LEN),
 };

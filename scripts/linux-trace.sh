@@ -8,9 +8,11 @@
 # decoder reads them with the firmware ELF and prints its summary.
 #
 #   scripts/linux-trace.sh [--smp N] [--no-baseline] [--ntrace]
+#                          [--features N]
 #
 # --no-baseline skips the untraced run that the slowdown is measured
-# against.  The packages come from scripts/fetch-trixie.sh (nothing is
+# against.  --features sets trTeInstFeatures at reset (the encoder's
+# inst-features property: 254 = every E-trace optimisation).  The packages come from scripts/fetch-trixie.sh (nothing is
 # installed); everything else goes to build/linux-trace/: trace.bin,
 # the memory dumps, console.log, summary.txt (the decoder's summary and
 # its time and memory) and report.txt (the figures docs/rvtrace.rst
@@ -19,13 +21,14 @@ set -euo pipefail
 
 . "$(dirname "$0")/lib.sh"
 
-smp=2 baseline=1 format=etrace
+smp=2 baseline=1 format=etrace features=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --smp) smp=$2; shift 2 ;;
     --no-baseline) baseline=0; shift ;;
     --ntrace) format=ntrace; shift ;;
-    *) die "usage: $0 [--smp N] [--no-baseline] [--ntrace]" ;;
+    --features) features=$2; shift 2 ;;
+    *) die "usage: $0 [--smp N] [--no-baseline] [--ntrace] [--features N]" ;;
     esac
 done
 
@@ -82,6 +85,7 @@ args=(-M virt -m 1G -smp "$smp" -cpu rv64 -display none -monitor none
 tr_args=(-M virt,rvtrace=on,rvtrace-chardev=tr
          -chardev "file,id=tr,path=$work/trace.bin")
 [ $format = etrace ] || tr_args+=(-global riscv-trace-encoder.format=ntrace)
+tr_args+=(-global "riscv-trace-encoder.inst-features=$features")
 
 # The kernel's symbols, from an untraced boot of the same kernel (the
 # addresses do not change: no KASLR).

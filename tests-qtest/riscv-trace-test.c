@@ -854,6 +854,44 @@ static void test_data_then_ntrace(void)
     qtest_quit(qts);
 }
 
+/*
+ * inst-features: trTeInstFeatures at reset while tracing from reset,
+ * legalised as the same write by a guest would be (SrcID and SrcBits
+ * come from their own properties), in either format; without tracing
+ * from reset the encoder is inactive and the register reads 0.
+ */
+static void test_reset_features(void)
+{
+    /* every E-trace optimisation, and SrcID bits the property ignores */
+    const uint32_t all = 0xfe | 0xabc << 16;
+
+    QTestState *qts;
+
+    for (int ntrace = 0; ntrace < 2; ntrace++) {
+        uint32_t reset;
+
+        qts = qtest_initf("-machine virt,rvtrace=on,rvtrace-chardev=tr "
+                          "-chardev null,id=tr -bios none -S "
+                          "-global riscv-trace-encoder.format=%s "
+                          "-global riscv-trace-encoder.inst-features=%u",
+                          ntrace ? "ntrace" : "etrace", all);
+        reset = rd(qts, ENC(0), INST_FEATURES);
+        /* N-trace keeps implicit return and its mode of them */
+        g_assert_cmphex(reset, ==, ntrace ? 0xc8 : 0xfe);
+        /* a guest's write of the same modes reads the same */
+        wr(qts, ENC(0), CONTROL, 0);
+        wr(qts, ENC(0), CONTROL, ACTIVE | FORMAT(ntrace));
+        wr(qts, ENC(0), INST_FEATURES, all & 0xffff);
+        g_assert_cmphex(rd(qts, ENC(0), INST_FEATURES), ==, reset);
+        qtest_quit(qts);
+    }
+    qts = qtest_initf("-machine virt,rvtrace=on -bios none -S "
+                      "-global riscv-trace-encoder.inst-features=%u", all);
+    g_assert_cmphex(rd(qts, ENC(0), CONTROL) & ACTIVE, ==, 0);
+    g_assert_cmphex(rd(qts, ENC(0), INST_FEATURES), ==, 0);
+    qtest_quit(qts);
+}
+
 /* Whether QEMU's log holds text (a guest error it reported). */
 static bool log_has(const char *log, const char *text)
 {
@@ -927,6 +965,8 @@ int main(int argc, char **argv)
     qtest_add_func("/riscv/trace/encoder/src-id-without-bits",
                    test_src_id_without_bits);
     qtest_add_func("/riscv/trace/fuzz-registers", test_fuzz_registers);
+    qtest_add_func("/riscv/trace/encoder/reset-features",
+                   test_reset_features);
     qtest_add_func("/riscv/trace/encoder/data-then-ntrace",
                    test_data_then_ntrace);
     qtest_add_func("/riscv/trace/guest-errors", test_guest_errors);
