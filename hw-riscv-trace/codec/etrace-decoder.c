@@ -777,11 +777,48 @@ static bool walk_again(ETraceDecoder *d)
 
 static void arrive_sync(ETraceDecoder *d, const Target *t);
 
+/*
+ * A walk that takes no branch outcome and pops no implicit return
+ * follows one path only: if it comes back to an instruction at the same
+ * call depth, it goes round that loop for ever without reaching the
+ * packet's address (a wrong path, after text that changed at run time:
+ * a spin loop such as cpu_relax()'s).  Brent's check, from the last
+ * branch or implicit return on: a mark at 1, 2, 4... steps, and a
+ * return to it is the loop.  Without it the walk went round until
+ * max_run, and retired millions of instructions that never ran.
+ */
+typedef struct LoopCheck {
+    uint64_t pc;
+    uint32_t depth;
+    bool marked;
+    uint64_t steps, power;
+} LoopCheck;
+
+/* After a step that took the decoder to pc; true if it closed a loop */
+static bool loop_closed(LoopCheck *lc, const ETraceDecoder *d, bool branch)
+{
+    if (branch || d->popped) {
+        *lc = (LoopCheck) { .power = 1 };
+        return false;
+    }
+    if (lc->marked && d->pc == lc->pc && d->calls.depth == lc->depth) {
+        return true;
+    }
+    if (++lc->steps >= lc->power) {
+        *lc = (LoopCheck) {
+            .pc = d->pc, .depth = d->calls.depth, .marked = true,
+            .power = lc->power * 2,
+        };
+    }
+    return false;
+}
+
 /* Follow the program from pc to the instruction the packet reports. */
 static bool walk(ETraceDecoder *d, const Target *t)
 {
     uint64_t run = 0;
     bool jumped, branch;
+    LoopCheck lc = { .power = 1 };
 
     for (;;) {
         uint64_t left;
@@ -793,6 +830,11 @@ static bool walk(ETraceDecoder *d, const Target *t)
         branch = d->cur.kind == KIND_BRANCH;
         if (!step(d, t, &jumped) || no_progress(d, &run, branch)) {
             return false;
+        }
+        /* (the first visit of an instruction decides as well) */
+        if (!jumped && loop_closed(&lc, d, branch)) {
+            return error(d, "the path does not reach the reported address "
+                         "(a loop without branches)");
         }
         left = bq_total(&d->bq);
         at_branch = d->cur.kind == KIND_BRANCH;
