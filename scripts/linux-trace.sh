@@ -12,8 +12,9 @@
 #
 # --no-baseline skips the untraced run that the slowdown is measured
 # against.  --features sets trTeInstFeatures at reset (the encoder's
-# inst-features property: 254 = every E-trace optimisation).  The packages come from scripts/fetch-trixie.sh (nothing is
-# installed); everything else goes to build/linux-trace/: trace.bin,
+# inst-features property: 254 = every E-trace optimisation).  The
+# packages come from scripts/fetch-trixie.sh (nothing is installed);
+# everything else goes to build/linux-trace/: trace.bin,
 # the memory dumps, console.log, summary.txt (the decoder's summary and
 # its time and memory) and report.txt (the figures docs/rvtrace.rst
 # gives).

@@ -439,9 +439,9 @@ void etrace_params_from_discovery(ETraceParams *p, uint32_t d0, uint32_t d1);
  *   branch blocks) or another such run, and that with branch
  *   prediction on the run is indexed: run_indexed, at most
  *   ETRACE_RUN_INDEXED_MAX branches and in run_index their predictor
- *   entries (etrace-record.h's layout, shifted
- *   down to bit 0; 3.2.6 needs nothing else of a branch's address), on
- *   an encoder whose predictor they fit (etrace_run_indexes_fit()).  A
+ *   entries (etrace-record.h's layout, shifted down to bit 0; 3.2.6
+ *   needs nothing else of a branch's address), on an encoder whose
+ *   predictor they fit (etrace_run_indexes_fit()).  A
  *   run that breaks these rules is a loss (see lost()), and so is an
  *   indexed one that comes while ETRACE_RUN_INDEXED_MAX + 1 or fewer
  *   branches are left before the count of predicted branches is full
@@ -526,15 +526,14 @@ typedef struct ETraceBlock {
  *   the next block's first instruction gets format 3.0.  (8.2 leaves the
  *   moment open; a producer of runs gives the encoder such a pair at
  *   least every 63 branches, 66 with branch prediction.)  Exception:
- *   when that
- *   last instruction is an updiscon, it is not reported and its target
- *   is not synced (a decoder following the code to a format 3 address
- *   stops at its first occurrence); the target is reported by format
- *   0/1/2 with the updiscon bit (and irreport after a return stack miss)
- *   and the next instruction gets format 3.0 (with a block_done function
- *   or a sync hook, the next block's first instruction, so that no
- *   block's data packets
- *   come after a sync of an instruction later in it).
+ *   when that last instruction is an updiscon, it is not reported and
+ *   its target is not synced (a decoder following the code to a format
+ *   3 address stops at its first occurrence); the target is reported by
+ *   format 0/1/2 with the updiscon bit (and irreport after a return
+ *   stack miss) and the next instruction gets format 3.0 (with a
+ *   block_done function or a sync hook, the next block's first
+ *   instruction, so that no block's data packets come after a sync of
+ *   an instruction later in it).
  * - After a jump target reported without the updiscon bit, a privilege or
  *   precise context change or a resync reports the instruction before
  *   the format 3.0 (so that a format 3 never confirms a stop the decoder
