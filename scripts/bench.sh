@@ -12,11 +12,13 @@
 #    loop, and the CoreMark-like kernels in S and U mode under a 1 kHz
 #    timer interrupt), each run for about 0.2 s (times S) in every
 #    configuration below, in N interleaved rounds (default 7; the order
-#    rotates from round to round).  The figure is the median of the
-#    per-round ratios to "off" (this build, every feature off) measured
-#    in the same round, for the guest's own time (mtime around the
-#    workload) and for the whole process.  Every run's checksum must be
-#    the checksum of "off": a wrong result never passes as fast.
+#    rotates from round to round).  Each run of a configuration follows a
+#    run of "off" (this build, every feature off), its pair; the figure
+#    is the median of the per-round ratios of the two, for the guest's
+#    own time (mtime around the workload) and for the whole process.
+#    "off"'s own row, against its pair, shows the noise.  Every run's
+#    checksum must be the checksum of "off": a wrong result never passes
+#    as fast.
 # 2. Deterministic counts: instructions of each workload (-icount
 #    shift=0), trace bytes and bits per instruction of each trace mode,
 #    and the decoder's throughput on a trace of the CoreMark-like mix.
@@ -95,6 +97,11 @@ configs=(
     "everything on|rvpa|virt,rvtrace=on|$everything|record=draft pmu=2 pdis=100000 trace=$all_modes||-"
 )
 
+# the "off" run each configuration's run is paired with
+off_config=$(printf '%s\n' "${configs[@]}" |
+             sed -n 's/^off|\(\([^|]*|\)\{4\}[^|]*\)|.*/\1/p')
+[ -n "$off_config" ] || die "no configuration named off"
+
 binary_of() {
     [ "$1" = debian ] && echo "$debian" || echo "$qemu"
 }
@@ -162,16 +169,21 @@ for ((r = 0; r < rounds; r++)); do
         for ((k = 0; k < n; k++)); do
             IFS='|' read -r name bin machine cpu args extra _ \
                 <<<"${configs[(r + k) % n]}"
-            res=$(run_one "$bin" "$machine" "$cpu" \
-                          "work=$w iters=$iters $args" "$extra")
-            read -r t ns sum <<<"$res"
-            ticks[$name/$w]+="$t "
-            nanos[$name/$w]+="$ns "
-            if [ -z "${sums[$w]:-}" ]; then
-                sums[$w]=$sum
-            elif [ "${sums[$w]}" != "$sum" ]; then
-                die "$name computes $w wrong: checksum $sum, not ${sums[$w]}"
-            fi
+            # an "off" run first, then the configuration: a pair
+            for run in "pair of $name|$off_config" \
+                       "$name|$bin|$machine|$cpu|$args|$extra"; do
+                IFS='|' read -r rname bin machine cpu args extra <<<"$run"
+                res=$(run_one "$bin" "$machine" "$cpu" \
+                              "work=$w iters=$iters $args" "$extra")
+                read -r t ns sum <<<"$res"
+                ticks[$rname/$w]+="$t "
+                nanos[$rname/$w]+="$ns "
+                if [ -z "${sums[$w]:-}" ]; then
+                    sums[$w]=$sum
+                elif [ "${sums[$w]}" != "$sum" ]; then
+                    die "$rname computes $w wrong: checksum $sum, not ${sums[$w]}"
+                fi
+            done
         done
     done
     info "round $((r + 1)) of $rounds done"
@@ -192,8 +204,8 @@ for c in "${configs[@]}"; do
     printf '%-34s' "$name"
     for wl in "${workloads[@]}"; do
         w=${wl%%:*}
-        g=$(paired_ratio "${ticks[$name/$w]}" "${ticks[off/$w]}")
-        p=$(paired_ratio "${nanos[$name/$w]}" "${nanos[off/$w]}")
+        g=$(paired_ratio "${ticks[$name/$w]}" "${ticks[pair of $name/$w]}")
+        p=$(paired_ratio "${nanos[$name/$w]}" "${nanos[pair of $name/$w]}")
         gratio[$name/$w]=${g%x}
         printf ' %10s' "$g"
         echo "\"$name\",$w,${g%x},${p%x},$(median "${ticks[$name/$w]}"),$goal" \
