@@ -12,10 +12,11 @@
 #    loop, and the CoreMark-like kernels in S and U mode under a 1 kHz
 #    timer interrupt), each run for about 0.2 s (times S) in every
 #    configuration below, in N interleaved rounds (default 7; the order
-#    rotates from round to round).  Each run of a configuration follows a
-#    run of "off" (this build, every feature off), its pair; the figure
-#    is the median of the per-round ratios of the two, for the guest's
-#    own time (mtime around the workload) and for the whole process.
+#    rotates from round to round).  Each run of a configuration is paired
+#    with a run of "off" (this build, every feature off) right before it,
+#    or after it in every other round; the figure is the median of the
+#    per-round ratios of the two, for the guest's own time (mtime around
+#    the workload) and for the whole process.
 #    "off"'s own row, against its pair, shows the noise.  Every run's
 #    checksum must be the checksum of "off": a wrong result never passes
 #    as fast.
@@ -169,9 +170,11 @@ for ((r = 0; r < rounds; r++)); do
         for ((k = 0; k < n; k++)); do
             IFS='|' read -r name bin machine cpu args extra _ \
                 <<<"${configs[(r + k) % n]}"
-            # an "off" run first, then the configuration: a pair
-            for run in "pair of $name|$off_config" \
-                       "$name|$bin|$machine|$cpu|$args|$extra"; do
+            # a pair: an "off" run and the configuration's, in turn first
+            pair=("pair of $name|$off_config"
+                  "$name|$bin|$machine|$cpu|$args|$extra")
+            ((r % 2 == 0)) || pair=("${pair[1]}" "${pair[0]}")
+            for run in "${pair[@]}"; do
                 IFS='|' read -r rname bin machine cpu args extra <<<"$run"
                 res=$(run_one "$bin" "$machine" "$cpu" \
                               "work=$w iters=$iters $args" "$extra")
@@ -218,7 +221,8 @@ for c in "${configs[@]}"; do
     done | awk -v n="$name" '{ s += log($1) } END {
         printf "\"%s\" %.4f\n", n, exp(s / NR) }' >> "$out/slowdown.dat"
 done
-echo "(median of $rounds per-round ratios of guest time (mtime) to 'off';" \
+echo "(median of $rounds per-round ratios of guest time (mtime) to the" \
+     "'off' run paired with each;" \
      "whole-process ratios in $csv; host steal $steal)"
 
 # ----------------------------------------------- 2. deterministic counts

@@ -143,67 +143,25 @@ static inline void e2e_trace_start(unsigned hart, void *buf,
 /*
  * RV32 has no semihosting here (QEMU hands the host the argument
  * registers sign-extended, so no RAM address reaches it): the buffer goes
- * out as hex lines on the UART, which the harness turns back into bytes.
- * The exec log of the e2e cases holds every instruction the dump runs,
- * so it is kept short: bytes become two digits by a table, and go into
- * the 16550's FIFO 8 at a time (16 digits) once it reports itself empty
- * (THRE), without a test per digit.
+ * out as hex lines on the UART, which the harness turns back into bytes
+ * (rv_put_hex(): the exec log holds every instruction of the dump).  A
+ * line for an empty buffer too: the harness then writes an empty file.
  */
-#define E2E_UART        ((volatile uint8_t *)0x10000000UL)
-#define E2E_UART_FCR    2
-#define E2E_UART_LSR    5
-#define E2E_UART_THRE   0x20
-#define E2E_UART_TEMT   0x40
-#define E2E_HEX_CHUNK   8       /* bytes: 16 digits, the FIFO's depth */
 #define E2E_HEX_LINE    1024    /* bytes per line */
-
-static inline void e2e_uart_wait(void)
-{
-    while (!(E2E_UART[E2E_UART_LSR] & E2E_UART_THRE)) {
-        /* wait for the FIFO to empty */
-    }
-}
-
-static inline void e2e_uart_puts(const char *s)
-{
-    while (*s) {
-        e2e_uart_wait();
-        E2E_UART[0] = *s++;
-    }
-}
 
 static inline bool e2e_save_hex(unsigned hart, const uint8_t *buf,
                                 unsigned long len)
 {
-    static const char digits[] = "0123456789abcdef";
-    static uint16_t pairs[256];             /* two digits, the first low */
-    char prefix[] = "e2e-hex 0: ";
+    unsigned long i = 0;
 
-    for (unsigned b = 0; b < 256; b++) {
-        pairs[b] = digits[b >> 4] | digits[b & 15] << 8;
-    }
-    prefix[8] = '0' + hart % 10;
-    E2E_UART[E2E_UART_FCR] = 1;             /* FIFO on */
-    for (unsigned long i = 0; i < len; i += E2E_HEX_CHUNK) {
-        unsigned long end = len - i < E2E_HEX_CHUNK ? len : i + E2E_HEX_CHUNK;
+    do {
+        unsigned long n = len - i < E2E_HEX_LINE ? len - i : E2E_HEX_LINE;
 
-        if (i % E2E_HEX_LINE == 0) {
-            e2e_uart_puts(i ? "\n" : "");
-            e2e_uart_puts(prefix);
-        }
-        e2e_uart_wait();
-        for (unsigned long j = i; j < end; j++) {
-            uint16_t pair = pairs[buf[j]];
-
-            E2E_UART[0] = pair;
-            E2E_UART[0] = pair >> 8;
-        }
-    }
-    e2e_uart_puts("\n");
-    while (!(E2E_UART[E2E_UART_LSR] & E2E_UART_TEMT)) {
-        /* all sent: turning the FIFO off empties it */
-    }
-    E2E_UART[E2E_UART_FCR] = 0;
+        rv_printf("e2e-hex %u: ", hart);
+        rv_put_hex(buf + i, n);
+        rv_puts("\n");
+        i += n;
+    } while (i < len);
     return true;
 }
 #else
