@@ -19,9 +19,7 @@
 #include "rvtest.h"
 #include "../tests-tcg/trace/rvtrace.h"
 #include "etrace-filter.h"
-#if __riscv_xlen == 64
 #include "semihost.h"
-#endif
 
 /* Free RAM after the program (tests-tcg/lib/link.ld): trace buffers. */
 extern uint8_t __heap_start[];
@@ -139,32 +137,6 @@ static inline void e2e_trace_start(unsigned hart, void *buf,
 
 /* ------------------------------------------------------------- saving */
 
-#if __riscv_xlen == 32
-/*
- * RV32 has no semihosting here (QEMU hands the host the argument
- * registers sign-extended, so no RAM address reaches it): the buffer goes
- * out as hex lines on the UART, which the harness turns back into bytes
- * (rv_put_hex(): the exec log holds every instruction of the dump).  A
- * line for an empty buffer too: the harness then writes an empty file.
- */
-#define E2E_HEX_LINE    1024    /* bytes per line */
-
-static inline bool e2e_save_hex(unsigned hart, const uint8_t *buf,
-                                unsigned long len)
-{
-    unsigned long i = 0;
-
-    do {
-        unsigned long n = len - i < E2E_HEX_LINE ? len - i : E2E_HEX_LINE;
-
-        rv_printf("e2e-hex %u: ", hart);
-        rv_put_hex(buf + i, n);
-        rv_puts("\n");
-        i += n;
-    } while (i < len);
-    return true;
-}
-#else
 static inline bool e2e_save_file(unsigned hart, const uint8_t *buf,
                                  unsigned long len)
 {
@@ -173,7 +145,6 @@ static inline bool e2e_save_file(unsigned hart, const uint8_t *buf,
     name[10] = '0' + hart % 10;
     return sh_write_file(name, buf, len);
 }
-#endif
 
 /*
  * Save the sink's buffer (size bytes at buf; WP at offset wp): all of it
@@ -185,11 +156,7 @@ static inline void e2e_save_buffer(unsigned hart, const uint8_t *buf,
 {
     unsigned long len = wrapped ? size : wp;
 
-#if __riscv_xlen == 32
-    CHECK(e2e_save_hex(hart, buf, len));
-#else
     CHECK(e2e_save_file(hart, buf, len));
-#endif
     rv_printf("e2e: hart %u saved %lu bytes wp %lu wrapped %u\n", hart, len,
               wp, (unsigned)wrapped);
 }

@@ -8,8 +8,8 @@
 #
 # Capture:
 #   ram  the guest traces into its harts' RAM sinks and saves them
-#        (tests-e2e/e2e_guest.h: trace-hartN.bin by semihosting, or hex
-#        lines on the UART); a wrapped buffer is decoded with --wrap and
+#        (tests-e2e/e2e_guest.h: trace-hartN.bin by semihosting); a
+#        wrapped buffer is decoded with --wrap and
 #        the options of the guest's trace=F (its support packet is gone);
 #   pib  -machine rvtrace-chardev: every hart traces from reset with the
 #        default options into one file; the reset vector (MROM) is saved
@@ -99,8 +99,7 @@ def run_guest(args):
     with open('serial.txt', 'w') as f:
         f.write(p.stdout)
     for line in p.stdout.splitlines():
-        if not line.startswith('e2e-hex'):
-            log('guest: ' + line)
+        log('guest: ' + line)
     if p.returncode != 0:
         raise RuntimeError('the guest failed (QEMU exit status %d)' %
                            p.returncode)
@@ -156,21 +155,14 @@ def run_migrated(args):
 
 
 SAVED = re.compile(r'e2e: hart (\d+) saved (\d+) bytes wp (\d+) wrapped (\d)')
-HEX = re.compile(r'e2e-hex (\d+): ([0-9a-f]*)')
 
 
 def ram_traces(serial):
     """{hart: (file, wp, wrapped)} of the buffers the guest saved."""
-    hexdata = {}
-    for m in HEX.finditer(serial):
-        hexdata.setdefault(int(m.group(1)), []).append(m.group(2))
     traces = {}
     for m in SAVED.finditer(serial):
         hart, length, wp, wrapped = map(int, m.groups())
         name = 'trace-hart%d.bin' % hart
-        if hart in hexdata:
-            with open(name, 'wb') as f:
-                f.write(bytes.fromhex(''.join(hexdata[hart])))
         if os.path.getsize(name) != length:
             raise RuntimeError('%s: %d bytes, the guest saved %d' %
                                (name, os.path.getsize(name), length))

@@ -7,12 +7,8 @@
 
 #define UART_BASE       0x10000000UL    /* ns16550a of virt */
 #define UART_THR        0
-#define UART_FCR        2
-#define UART_FCR_FIFO   0x01
 #define UART_LSR        5
 #define UART_LSR_THRE   0x20
-#define UART_LSR_TEMT   0x40
-#define UART_FIFO_LEN   16
 #define FINISHER_BASE   0x100000UL      /* sifive_test of virt */
 #define FINISHER_PASS   0x5555
 #define FINISHER_FAIL   0x3333
@@ -28,44 +24,6 @@ void rv_putc(char c)
         /* wait for the transmitter */
     }
     uart[UART_THR] = c;
-}
-
-/* Until the transmitter is idle: the FIFO is empty and so is the shifter */
-static void uart_drain(volatile uint8_t *uart)
-{
-    while (!(uart[UART_LSR] & UART_LSR_TEMT)) {
-        /* wait */
-    }
-}
-
-/*
- * A bulk dump's every instruction may be logged (the e2e cases compare
- * with an exec log), so it is kept short: the 16550's FIFO, on for the
- * dump, takes UART_FIFO_LEN digits after one wait for THRE (which then
- * means an empty FIFO).  Changing FCR's FIFO bit empties the FIFO, so the
- * transmitter must be idle before both changes.
- */
-void rv_put_hex(const uint8_t *buf, unsigned long len)
-{
-    static const char digits[] = "0123456789abcdef";
-    volatile uint8_t *uart = (volatile uint8_t *)UART_BASE;
-    const unsigned long chunk = UART_FIFO_LEN / 2;
-
-    uart_drain(uart);
-    uart[UART_FCR] = UART_FCR_FIFO;
-    for (unsigned long i = 0; i < len; i += chunk) {
-        unsigned long end = len - i < chunk ? len : i + chunk;
-
-        while (!(uart[UART_LSR] & UART_LSR_THRE)) {
-            /* wait for the FIFO to empty */
-        }
-        for (unsigned long j = i; j < end; j++) {
-            uart[UART_THR] = digits[buf[j] >> 4];
-            uart[UART_THR] = digits[buf[j] & 15];
-        }
-    }
-    uart_drain(uart);
-    uart[UART_FCR] = 0;
 }
 
 void rv_puts(const char *s)

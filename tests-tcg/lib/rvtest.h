@@ -128,8 +128,6 @@ void rv_csr_write_num(unsigned csrno, unsigned long value);
 
 void rv_putc(char c);
 void rv_puts(const char *s);
-/* buf as 2 * len lowercase hex digits, fast (no newline) */
-void rv_put_hex(const uint8_t *buf, unsigned long len);
 /* printf subset: %s %c %d %i %u %x %p %%, l/ll, width, 0 and - flags. */
 int rv_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int rv_vprintf(const char *fmt, va_list ap);
