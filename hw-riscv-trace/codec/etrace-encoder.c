@@ -429,6 +429,27 @@ static inline void emit_fast(ETraceEncoder *e, unsigned format,
     }
 }
 
+/*
+ * Whether a fast packer may write the next packet straight into the
+ * output window: there is room for any packet, and no trace_lost support
+ * packet has to go first.
+ */
+static inline bool window_takes_packet(const ETraceEncoder *e)
+{
+    return likely(etrace_window_room(e->win, ETRACE_MAX_PACKET) &&
+                  !e->lost_pending);
+}
+
+/* The n bytes a fast packer wrote at the window's position are sent. */
+static inline void window_packet_sent(ETraceEncoder *e, unsigned format,
+                                      size_t n)
+{
+    if (n) {
+        count_packet(e, format, false, n);
+        e->win->pos += n;
+    }
+}
+
 /* emit_f01() through emit (out of line: its buffer is a stack array) */
 static __attribute__((noinline))
 void emit_f01_bytes(ETraceEncoder *e, unsigned index, bool irreport)
@@ -448,21 +469,15 @@ void emit_f01_bytes(ETraceEncoder *e, unsigned index, bool irreport)
  */
 static void emit_f01(ETraceEncoder *e, unsigned index, bool irreport)
 {
-    ETraceWindow *w = e->win;
-    size_t n;
-
-    if (unlikely(!etrace_window_room(w, ETRACE_MAX_PACKET) ||
-                 e->lost_pending)) {
+    if (!window_takes_packet(e)) {
         emit_f01_bytes(e, index, irreport);
         return;
     }
-    n = etrace_packet_pack_f01(&e->packer, &e->o, index, e->branches,
-                               e->branch_map, irreport, e->calls.depth,
-                               w->pos);
-    if (n) {
-        count_packet(e, 0, false, n);
-        w->pos += n;
-    }
+    window_packet_sent(e, 0,
+                       etrace_packet_pack_f01(&e->packer, &e->o, index,
+                                              e->branches, e->branch_map,
+                                              irreport, e->calls.depth,
+                                              e->win->pos));
 }
 
 /* Format 0.0 for a count of predicted branches, from the fast packer. */
@@ -497,27 +512,24 @@ static inline __attribute__((always_inline))
 void emit_f12(ETraceEncoder *e, unsigned format, unsigned branches,
               uint64_t address, bool notify, bool updiscon, bool irreport)
 {
-    ETraceWindow *w = e->win;
+    uint8_t *pos;
     size_t n;
 
-    if (unlikely(!etrace_window_room(w, ETRACE_MAX_PACKET) ||
-                 e->lost_pending)) {
+    if (!window_takes_packet(e)) {
         emit_f12_bytes(e, format, branches, address, notify, updiscon,
                        irreport);
         return;
     }
+    pos = e->win->pos;
     n = notify || updiscon || irreport ? 0 :
         etrace_packet_pack_f12_plain(&e->packer, format, branches,
-                                     e->branch_map, address, w->pos);
+                                     e->branch_map, address, pos);
     if (!n) {
         n = etrace_packet_pack_f12(&e->packer, format, branches,
                                    e->branch_map, address, notify, updiscon,
-                                   irreport, e->calls.depth, w->pos);
+                                   irreport, e->calls.depth, pos);
     }
-    if (n) {
-        count_packet(e, format, false, n);
-        w->pos += n;
-    }
+    window_packet_sent(e, format, n);
 }
 
 static void clear_branches(ETraceEncoder *e)
