@@ -122,6 +122,7 @@ struct ETraceEncoder {
     uint64_t plain_want;
     uint64_t packed_mask;   /* the same for packed blocks' info */
     uint64_t packed_want;
+    uint64_t quiet_stop;    /* info bits that end a quiet run at once */
     const uint64_t *resync_units;   /* counts what sync_mode counts */
     uint64_t resync_fast_end;       /* *resync_units: fast paths below */
     uint64_t halfwords;     /* statistics; sync modes count them too */
@@ -1683,6 +1684,10 @@ void etrace_encoder_start(ETraceEncoder *e, const ETraceOptions *o)
                       &e->instructions :
                       e->o.sync_mode == ETRACE_SYNC_HALFWORDS ?
                       &e->halfwords : &no_units;
+    /* quiet_run() takes runs with prediction only, and not counting */
+    e->quiet_stop = e->bpred_on && e->run_indexes_fit &&
+                    e->resync_units != &e->halfwords &&
+                    e->resync_units != &e->instructions ? 0 : ETRACE_PB_RUN;
     e->enabled = true;
     e->in_run = false;
     e->have_pending = false;
@@ -1794,15 +1799,22 @@ void etrace_packed_to_block(const ETraceParams *p,
     unpack_block(addr_mask_of(p), etrace_priv_mask(p), pb, context, ctype, b);
 }
 
-/* plain_block() for a packed block (not the first with a ctype) */
+/*
+ * plain_block() for a packed block (not the first with a ctype, nor a
+ * run): ETRACE_PB_PLAIN promises what the checks of iretire and itype
+ * would find.
+ */
 static inline bool packed_plain(const ETraceEncoder *e, uint64_t info)
 {
     unsigned itype = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4);
 
-    return (info & e->packed_mask) == e->packed_want &&
-           pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16) &&
-           itype != RISCV_ITYPE_EXCEPTION && itype != RISCV_ITYPE_INTERRUPT &&
-           *e->resync_units < e->resync_fast_end;
+    if ((info & e->packed_mask) != e->packed_want ||
+        *e->resync_units >= e->resync_fast_end) {
+        return false;
+    }
+    return (info & ETRACE_PB_PLAIN) ||
+           (pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16) &&
+            itype != RISCV_ITYPE_EXCEPTION && itype != RISCV_ITYPE_INTERRUPT);
 }
 
 /*
@@ -2542,11 +2554,13 @@ size_t etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
             }
             /* pb[0] is taken whatever its bits: not by the run */
         } else if (!ctype && e->fast_ok && !e->block_done &&
+                   !(pb[i].info & e->quiet_stop) &&
                    !((e->pending_act | packed_action(e, pb[i].info)) &
                      ~ACT_QUIET)) {
             /*
              * (a run takes more than this block, or its set-up costs
-             * more than the block-at-a-time path below)
+             * more than the block-at-a-time path below; it would stop
+             * at once at a record with quiet_stop bits)
              */
             i = take_quiet_run(e, pb, i, n, context, stop_mask);
             if (i == n) {
