@@ -185,7 +185,40 @@ static long cb_offset(uint32_t insn)
                 bits(insn, 4, 3) << 1, 9);
 }
 
-static bool classify16(uint32_t insn, unsigned xlen, RISCVInsnClass *c)
+/*
+ * Zcmp and Zcmt, in c.fsdsp's encodings: cm.jt and cm.jalt (index below
+ * 32 and from 32 on), cm.push, cm.pop, cm.popretz, cm.popret, cm.mvsa01
+ * and cm.mva01s.  The jumps' targets come from memory: no register.
+ */
+static bool classify_zcm(uint32_t insn, unsigned isa, RISCVInsnClass *c)
+{
+    if ((isa & RISCV_INSN_ISA_ZCMT) && bits(insn, 12, 10) == 0) {
+        set_jump(c, false, bits(insn, 9, 2) >= 32 ? 1 : 0, 0, 0);
+        return true;
+    }
+    if (!(isa & RISCV_INSN_ISA_ZCMP)) {
+        return false;
+    }
+    switch (bits(insn, 12, 8)) {
+    case 0x18: /* cm.push */
+        c->stores = true;
+        return true;
+    case 0x1a: /* cm.pop */
+        c->loads = true;
+        return true;
+    case 0x1c: /* cm.popretz */
+    case 0x1e: /* cm.popret */
+        c->loads = true;
+        set_jump(c, false, 0, 0, 0);
+        c->itype = RISCV_ITYPE_RETURN;
+        return true;
+    }
+    /* cm.mvsa01 (01), cm.mva01s (11) */
+    return bits(insn, 12, 10) == 3 && (bits(insn, 6, 5) & 1);
+}
+
+static bool classify16(uint32_t insn, unsigned xlen, unsigned isa,
+                       RISCVInsnClass *c)
 {
     unsigned funct3 = bits(insn, 15, 13);
     unsigned r1 = bits(insn, 11, 7), r2 = bits(insn, 6, 2);
@@ -202,10 +235,15 @@ static bool classify16(uint32_t insn, unsigned xlen, RISCVInsnClass *c)
     case 2 << 3 | 3: /* c.ldsp, c.flwsp */
         c->loads = true;
         return true;
+    case 2 << 3 | 5: /* c.fsdsp, or Zcmp and Zcmt */
+        if (isa & (RISCV_INSN_ISA_ZCMP | RISCV_INSN_ISA_ZCMT)) {
+            return classify_zcm(insn, isa, c);
+        }
+        c->stores = true;
+        return true;
     case 0 << 3 | 5: /* c.fsd */
     case 0 << 3 | 6: /* c.sw */
     case 0 << 3 | 7: /* c.sd, c.fsw */
-    case 2 << 3 | 5: /* c.fsdsp (and Zcmp, counted as a store) */
     case 2 << 3 | 6: /* c.swsp */
     case 2 << 3 | 7: /* c.sdsp, c.fswsp */
         c->stores = true;
@@ -249,13 +287,14 @@ static bool classify16(uint32_t insn, unsigned xlen, RISCVInsnClass *c)
     return true;
 }
 
-bool riscv_classify_insn(uint32_t insn, unsigned xlen, RISCVInsnClass *out)
+bool riscv_classify_insn_isa(uint32_t insn, unsigned xlen, unsigned isa,
+                             RISCVInsnClass *out)
 {
     memset(out, 0, sizeof(*out));
     out->flow = RISCV_FLOW_SEQUENTIAL;
     out->len = riscv_insn_len(insn & 0xffff);
     if (out->len == 2) {
-        return classify16(insn & 0xffff, xlen, out);
+        return classify16(insn & 0xffff, xlen, isa, out);
     }
     return classify32(insn, out);
 }

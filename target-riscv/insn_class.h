@@ -63,13 +63,31 @@ typedef struct RISCVInsnClass {
 RISCVIType riscv_jump_itype(bool inferable, unsigned rd, unsigned rs1);
 
 /*
+ * Extensions that give other encodings' bits a meaning of their own:
+ * Zcmp and Zcmt take c.fsdsp's (a hart with either has no Zcd).  Only a
+ * caller that knows the hart has them can read those.
+ */
+#define RISCV_INSN_ISA_ZCMP     (1u << 0)
+#define RISCV_INSN_ISA_ZCMT     (1u << 1)
+
+/*
  * Classify the instruction whose first 16 or 32 bits are insn (the upper
  * half is ignored for compressed instructions).  xlen is 32 or 64 (c.jal
- * exists only on RV32).  Returns false for encodings that are not valid
- * control transfers or sequential instructions of RV32/64GC; the caller
- * then treats the instruction as sequential.
+ * exists only on RV32); isa has the RISCV_INSN_ISA_* bits of the hart
+ * (0: RV32/64GC and the rest, c.fsdsp).  Returns false for encodings that
+ * are not valid control transfers or sequential instructions; the caller
+ * then treats the instruction as sequential.  Zcmp's cm.popret and
+ * cm.popretz are returns, Zcmt's cm.jt an uninferable tail call and
+ * cm.jalt an uninferable call; their targets come from memory (rs1 0).
  */
-bool riscv_classify_insn(uint32_t insn, unsigned xlen, RISCVInsnClass *out);
+bool riscv_classify_insn_isa(uint32_t insn, unsigned xlen, unsigned isa,
+                             RISCVInsnClass *out);
+
+static inline bool riscv_classify_insn(uint32_t insn, unsigned xlen,
+                                       RISCVInsnClass *out)
+{
+    return riscv_classify_insn_isa(insn, xlen, 0, out);
+}
 
 /* Length in bytes of the instruction starting with these 16 bits. */
 static inline unsigned riscv_insn_len(uint16_t first_half)

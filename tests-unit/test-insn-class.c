@@ -164,6 +164,61 @@ static void test_invalid(void)
     g_assert_cmpint(c.flow, ==, RISCV_FLOW_SEQUENTIAL);
 }
 
+/*
+ * Zcmp and Zcmt take c.fsdsp's encodings: read as theirs only for a hart
+ * that has them (the decoders' --zcmp and --zcmt), else as c.fsdsp.
+ */
+static void test_zcm(void)
+{
+    static const unsigned both = RISCV_INSN_ISA_ZCMP | RISCV_INSN_ISA_ZCMT;
+    static const struct {
+        uint32_t insn;
+        unsigned isa;
+        RISCVInsnFlow flow;
+        RISCVIType itype;
+        bool loads, stores, valid;
+    } cases[] = {
+        /* cm.push {ra}, -16; cm.pop {ra}, 16 */
+        { 0xb842, both, RISCV_FLOW_SEQUENTIAL, 0, false, true, true },
+        { 0xba42, both, RISCV_FLOW_SEQUENTIAL, 0, true, false, true },
+        /* cm.popret {ra}, 16; cm.popretz {ra}, 16: returns */
+        { 0xbe42, both, RISCV_FLOW_JUMP, RISCV_ITYPE_RETURN, true, false,
+          true },
+        { 0xbc42, RISCV_INSN_ISA_ZCMP, RISCV_FLOW_JUMP, RISCV_ITYPE_RETURN,
+          true, false, true },
+        /* cm.mvsa01 s0, s1 */
+        { 0xac26, both, RISCV_FLOW_SEQUENTIAL, 0, false, false, true },
+        /* cm.jt 5: a tail call; cm.jalt 40: a call, both through JVT */
+        { 0xa016, both, RISCV_FLOW_JUMP, RISCV_ITYPE_UNINFERABLE_TAIL_CALL,
+          false, false, true },
+        { 0xa0a2, RISCV_INSN_ISA_ZCMT, RISCV_FLOW_JUMP,
+          RISCV_ITYPE_UNINFERABLE_CALL, false, false, true },
+        /* without the extension: c.fsdsp */
+        { 0xbe42, RISCV_INSN_ISA_ZCMT, RISCV_FLOW_SEQUENTIAL, 0, false,
+          false, false },
+        { 0xa016, RISCV_INSN_ISA_ZCMP, RISCV_FLOW_SEQUENTIAL, 0, false,
+          false, false },
+        { 0xbe42, 0, RISCV_FLOW_SEQUENTIAL, 0, false, true, true },
+    };
+
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        RISCVInsnClass c;
+        bool valid = riscv_classify_insn_isa(cases[i].insn, 32, cases[i].isa,
+                                             &c);
+
+        g_assert_cmpint(valid, ==, cases[i].valid);
+        g_assert_cmpint(c.flow, ==, cases[i].flow);
+        g_assert_cmpint(c.loads, ==, cases[i].loads);
+        g_assert_cmpint(c.stores, ==, cases[i].stores);
+        g_assert_cmpuint(c.len, ==, 2);
+        if (c.flow == RISCV_FLOW_JUMP) {
+            g_assert_cmpint(c.itype, ==, cases[i].itype);
+            g_assert_false(c.inferable);
+            g_assert_cmpuint(c.rs1, ==, 0);     /* no sequential jump */
+        }
+    }
+}
+
 static void test_uninferable_set(void)
 {
     for (int t = 0; t < 16; t++) {
@@ -186,5 +241,6 @@ int main(int argc, char **argv)
     g_test_add_func("/insn-class/sijump-sources", test_sijump_sources);
     g_test_add_func("/insn-class/invalid", test_invalid);
     g_test_add_func("/insn-class/uninferable-set", test_uninferable_set);
+    g_test_add_func("/insn-class/zcm", test_zcm);
     return g_test_run();
 }

@@ -87,6 +87,7 @@ struct Ctx {
     ETraceOptions options;
     uint64_t xtvec[4];
     uint64_t max_run;
+    unsigned isa;           /* RISCV_INSN_ISA_*: --zcmp, --zcmt */
     uint64_t max_walk;
     OutputMode mode;
     bool disasm;            /* also in JSON lines */
@@ -939,6 +940,7 @@ static bool demux_source(void *opaque, unsigned id, ETraceDecoderConfig *cfg)
     cfg->event = on_event;
     cfg->max_straight_run = c->max_run;
     cfg->max_packet_walk = c->max_walk;
+    cfg->isa = c->isa;
     memcpy(cfg->xtvec, c->xtvec, sizeof(cfg->xtvec));
     cfg->opaque = s;
     return true;
@@ -1186,6 +1188,7 @@ static bool ntrace_source(Ctx *c, unsigned id)
             .src_bits = c->params.src_bits,
         },
         .implicit_return = c->options.implicit_return != ETRACE_IR_OFF,
+        .isa = c->isa,
         .src = id, .find_start = c->find_boundary,
         .read_parcel = read_parcel, .insn = on_insn, .event = on_event,
         .max_walk = c->max_walk,
@@ -1655,6 +1658,9 @@ static const char usage_text[] =
 "                          the bits N - 1 needs)\n"
 "    --src ID              decode only source ID (repeatable; default all)\n"
 "    --max-sources N       decoders to create at most (default 64)\n"
+"    --zcmp, --zcmt        the hart has Zcmp (Zcmt): c.fsdsp's encodings\n"
+"                          are its cm.* instructions (cm.popret returns,\n"
+"                          cm.jt and cm.jalt jump through the table)\n"
 "\n"
 "  Run-time options until the first support packet (which replaces\n"
 "  them; needed for a wrapped buffer that lost its support packet)\n"
@@ -1903,7 +1909,7 @@ enum {
     OPT_FULL_ADDRESS, OPT_IMPLICIT_EXCEPTION, OPT_SIJUMP,
     OPT_IMPLICIT_RETURN, OPT_BRANCH_PREDICTION, OPT_JUMP_TARGET_CACHE,
     OPT_TVEC, OPT_MAX_RUN, OPT_MAX_WALK, OPT_TOP, OPT_NO_EVENTS, OPT_OBJDUMP,
-    OPT_PACKETS, OPT_FORMAT, OPT_SYMBOLS,
+    OPT_PACKETS, OPT_FORMAT, OPT_SYMBOLS, OPT_ZCMP, OPT_ZCMT,
 };
 
 /*
@@ -1996,6 +2002,8 @@ static const struct option long_options[] = {
     { "tvec", required_argument, NULL, OPT_TVEC },
     { "max-run", required_argument, NULL, OPT_MAX_RUN },
     { "max-walk", required_argument, NULL, OPT_MAX_WALK },
+    { "zcmp", no_argument, NULL, OPT_ZCMP },
+    { "zcmt", no_argument, NULL, OPT_ZCMT },
     { "disasm", no_argument, NULL, 'd' },
     { "json", no_argument, NULL, 'j' },
     { "summary", no_argument, NULL, 's' },
@@ -2064,6 +2072,12 @@ static bool parse_input_option(Ctx *c, int opt)
         return true;
     case OPT_MAX_RUN:
         c->max_run = parse_u64(optarg, "--max-run");
+        return true;
+    case OPT_ZCMP:
+        c->isa |= RISCV_INSN_ISA_ZCMP;
+        return true;
+    case OPT_ZCMT:
+        c->isa |= RISCV_INSN_ISA_ZCMT;
         return true;
     case 'k':
         c->keep_going = true;

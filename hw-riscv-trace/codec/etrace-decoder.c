@@ -231,7 +231,8 @@ static void decode_insn(ETraceDecoder *d, uint64_t addr, uint32_t insn,
                         DecInsn *di)
 {
     RISCVInsnClass c;
-    bool valid = riscv_classify_insn(insn, d->p.iaddress_width_p, &c);
+    bool valid = riscv_classify_insn_isa(insn, d->p.iaddress_width_p,
+                                         d->cfg.isa, &c);
 
     memset(di, 0, sizeof(*di));
     di->addr = addr;

@@ -135,7 +135,8 @@ static bool classify(NTraceDecoder *d, uint64_t addr, RISCVInsnClass *c)
         if (!fetch(d, addr, &insn)) {
             return false;
         }
-        if (!riscv_classify_insn(insn, d->cfg.params.xlen, &slot->c)) {
+        if (!riscv_classify_insn_isa(insn, d->cfg.params.xlen, d->cfg.isa,
+                                     &slot->c)) {
             slot->c.flow = RISCV_FLOW_SEQUENTIAL;
         }
         slot->tag = addr + 1;

@@ -148,6 +148,11 @@ typedef bool ETraceTrapVectorFn(void *opaque, unsigned privilege,
 
 typedef struct ETraceDecoderConfig {
     ETraceParams params;
+    /*
+     * The traced hart's extensions that change what encodings mean
+     * (RISCV_INSN_ISA_*: Zcmp, Zcmt), which no packet says
+     */
+    unsigned isa;
     /* Options until the first support packet (usually all off). */
     ETraceOptions options;
     ETraceReadParcelFn *read_parcel;    /* required */

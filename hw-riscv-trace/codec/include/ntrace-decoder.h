@@ -30,6 +30,8 @@ typedef struct NTraceDecoderConfig {
     NTraceParams params;
     /* The encoder's trTeInstEnImplicitReturn (not in the stream). */
     bool implicit_return;
+    /* The hart's RISCV_INSN_ISA_* extensions (etrace-decoder.h) */
+    unsigned isa;
     /* Only messages whose SRC is this (when params.src_bits > 0). */
     unsigned src;
     /*
