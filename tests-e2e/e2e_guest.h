@@ -3,12 +3,9 @@
  * starting a trace into a hart's RAM sink, and saving the sink's buffer
  * on the host for the decoder.
  *
- * Saving: RV64 guests write the file trace-hartN.bin by semihosting (QEMU
- * -semihosting-config enable=on,target=native).  RV32 guests cannot:
- * qemu-system-riscv64 takes the sign-extended register value as the
- * address of the argument block, and RAM lies above 2 GiB.  They print
- * the buffer in hex on the UART instead ("e2e-hex N: ..." lines).  Either
- * way a line "e2e: hart N saved L bytes wp W wrapped X" follows.
+ * Saving: the guest writes the file trace-hartN.bin by semihosting (QEMU
+ * -semihosting-config enable=on,target=native; RV32 guests too since
+ * patch 0028), then prints "e2e: hart N saved L bytes wp W wrapped X".
  *
  * Copyright (c) 2026 The rvpa authors
  * SPDX-License-Identifier: GPL-2.0-or-later
