@@ -1686,8 +1686,7 @@ void etrace_encoder_start(ETraceEncoder *e, const ETraceOptions *o)
                       &e->halfwords : &no_units;
     /* quiet_run() takes runs with prediction only, and not counting */
     e->quiet_stop = e->bpred_on && e->run_indexes_fit &&
-                    e->resync_units != &e->halfwords &&
-                    e->resync_units != &e->instructions ? 0 : ETRACE_PB_RUN;
+                    !etrace_options_count_units(&e->o) ? 0 : ETRACE_PB_RUN;
     e->enabled = true;
     e->in_run = false;
     e->have_pending = false;
@@ -2266,7 +2265,7 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
     };
     uint8_t *entry = NULL, *last = NULL, last_state = 0;
     /* indexed runs of the producer's, with prediction (see below) */
-    bool runs = bpred && !count_units && e->run_indexes_fit;
+    bool runs = bpred && !count_units && !(e->quiet_stop & ETRACE_PB_RUN);
     uint64_t run_mask = e->packed_mask | ETRACE_PB_PLAIN | ETRACE_PB_RUN |
                         ETRACE_PB_RUN_INDEXED | stop_mask;
     uint64_t run_want = e->packed_want | ETRACE_PB_RUN | ETRACE_PB_RUN_INDEXED;
@@ -2394,8 +2393,7 @@ static size_t take_quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb,
                              size_t i, size_t n, uint64_t context,
                              uint64_t stop_mask)
 {
-    bool count_units = e->resync_units == &e->halfwords ||
-                       e->resync_units == &e->instructions;
+    bool count_units = etrace_options_count_units(&e->o);
 
     if (!count_units && *e->resync_units >= e->resync_fast_end) {
         return i;
