@@ -90,6 +90,23 @@ static uint64_t pdis_events_to_select(CPURISCVState *env)
     return BIT_ULL(32) - count;
 }
 
+/* The shared classifier, with the hart's Zcmp and Zcmt */
+static bool pdis_classify(CPURISCVState *env, uint32_t insn,
+                          RISCVInsnClass *c)
+{
+    return riscv_classify_insn_isa(insn, pdis_rv32(env) ? 32 : 64,
+                                   riscv_insn_isa(riscv_cpu_cfg(env)), c);
+}
+
+/*
+ * A jump whose target is in memory (Zcmp's cm.popret, Zcmt's table
+ * jumps): known only once it ran, as env->pc at the sample.
+ */
+static bool pdis_target_from_memory(const RISCVInsnClass *c)
+{
+    return c->flow == RISCV_FLOW_JUMP && !c->inferable && c->rs1 == 0;
+}
+
 /* The instruction the engine runs alone next, before it runs. */
 static uint64_t pdis_jump_target(CPURISCVState *env, uint64_t pc,
                                  uint32_t insn, const RISCVInsnClass *c)
@@ -233,7 +250,7 @@ static void pdis_preview(CPURISCVState *env, uint64_t pc, uint32_t insn)
     p->next.va = 0;
     p->next.target = 0;
     p->next.valid = true;
-    if (!riscv_classify_insn(insn, pdis_rv32(env) ? 32 : 64, &c)) {
+    if (!pdis_classify(env, insn, &c)) {
         return;
     }
     if (c.loads || c.stores) {
@@ -429,6 +446,7 @@ static uint32_t pdis_sample_classes(CPURISCVState *env, const PDISSample *s)
 
     if (s->classified) {
         classes = riscv_pmu_insn_classes(s->insn, pdis_rv32(env) ? 32 : 64,
+                                         riscv_insn_isa(riscv_cpu_cfg(env)),
                                          s->target != s->pc + s->c.len);
     }
     return env->pmu_ev.trapping ? classes & ~RISCV_PMU_RETIRED_CLASSES :
@@ -439,9 +457,12 @@ static void pdis_build_record(CPURISCVState *env, PDISSample *s)
 {
     uint64_t *hdr = &s->rec[PDIS_REC_HDREV];
     unsigned type = PDIS_TYPE_OTHER, lat = 1;
+    /* cm.popret loads and returns: the type SEL counts describes it */
+    bool as_transfer = s->c.flow == RISCV_FLOW_JUMP &&
+                       (env->pdis.ctl & PDISCTL_SEL) == PDIS_TYPE_CTRL;
 
     memset(s->rec, 0, sizeof(s->rec));
-    if (s->classified && (s->c.loads || s->c.stores)) {
+    if (s->classified && (s->c.loads || s->c.stores) && !as_transfer) {
         type = s->c.loads && s->c.stores ? PDIS_TYPE_LDST :
                s->c.loads ? PDIS_TYPE_LOAD : PDIS_TYPE_STORE;
         lat = pdis_record_memory(env, s);
@@ -626,11 +647,11 @@ static void pdis_sample(CPURISCVState *env, uint64_t pc)
     PDISSample s = { .pc = pdis_xlen_addr(env, pc) };
 
     if (p->next.valid && p->next.pc == s.pc) {
-        s.classified = riscv_classify_insn(p->next.insn,
-                                           pdis_rv32(env) ? 32 : 64, &s.c);
+        s.classified = pdis_classify(env, p->next.insn, &s.c);
         s.insn = p->next.insn;
         s.va = p->next.va;
-        s.target = p->next.target;
+        s.target = s.classified && pdis_target_from_memory(&s.c) ?
+                   pdis_xlen_addr(env, env->pc) : p->next.target;
     }
     p->next.valid = false;
     p->active_left = PDIS_ACTIVE_WINDOW;

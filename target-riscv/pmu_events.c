@@ -37,12 +37,13 @@
  * retired and decoded, as if it completes; a conditional branch counts as
  * taken if taken.  Translated code and the stepping helper agree on it.
  */
-uint32_t riscv_pmu_insn_classes(uint32_t insn, unsigned xlen, bool taken)
+uint32_t riscv_pmu_insn_classes(uint32_t insn, unsigned xlen, unsigned isa,
+                                bool taken)
 {
     uint32_t classes = BIT(RISCV_PMU_CLASS_RET) | BIT(RISCV_PMU_CLASS_DEC);
     RISCVInsnClass c;
 
-    if (!riscv_classify_insn(insn, xlen, &c)) {
+    if (!riscv_classify_insn_isa(insn, xlen, isa, &c)) {
         return classes;
     }
     switch (c.flow) {
@@ -737,6 +738,7 @@ static unsigned pmu_safe_prefix(CPURISCVState *env, unsigned n)
 {
     RISCVPMUEvents *ev = &env->pmu_ev;
     unsigned xlen = env->xl == MXL_RV32 ? 32 : 64;      /* the TB's */
+    unsigned isa = riscv_insn_isa(riscv_cpu_cfg(env));
     vaddr pc = env->pc;
     int64_t left[RISCV_PMU_NCLASSES];
     PMUCodePage page = { .base = -1 };
@@ -751,8 +753,8 @@ static unsigned pmu_safe_prefix(CPURISCVState *env, unsigned n)
              !pmu_fetch_parcel(env, &page, pc + 2, &hi))) {
             return 0;
         }
-        classes = riscv_pmu_insn_classes(lo | (uint32_t)hi << 16, xlen, true) &
-                  ev->active;
+        classes = riscv_pmu_insn_classes(lo | (uint32_t)hi << 16, xlen, isa,
+                                         true) & ev->active;
         for (; classes; classes &= classes - 1) {
             if (--left[ctz32(classes)] <= 0) {
                 return i;

@@ -163,7 +163,8 @@ typedef struct RISCVPMUEvents {
 
 #ifndef CONFIG_USER_ONLY
 /* The classes an instruction counts in (a branch: taken or not). */
-uint32_t riscv_pmu_insn_classes(uint32_t insn, unsigned xlen, bool taken);
+uint32_t riscv_pmu_insn_classes(uint32_t insn, unsigned xlen, unsigned isa,
+                                bool taken);
 /* Whether mhpmevent value selects an event of this engine. */
 bool riscv_pmu_events_claims(uint64_t mhpmevent);
 /* The raw events of the /pmu node (OpenSBI's binding) */

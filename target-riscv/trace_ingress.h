@@ -18,6 +18,18 @@
 #define RISCV_TRACE_INGRESS_H
 
 #include "hw/riscv/codec/include/etrace-record.h"
+#include "insn_class.h"
+
+/*
+ * The RISCV_INSN_ISA_* bits (insn_class.h) of a hart's configuration:
+ * what the shared classifier needs to read Zcmp's and Zcmt's encodings
+ * (the trace ingress, the PMU events, PDIS)
+ */
+static inline unsigned riscv_insn_isa(const RISCVCPUConfig *cfg)
+{
+    return (cfg->ext_zcmp ? RISCV_INSN_ISA_ZCMP : 0) |
+           (cfg->ext_zcmt ? RISCV_INSN_ISA_ZCMT : 0);
+}
 
 /*
  * One record, 16 bytes: the codec's packed block, whose ETRACE_PB_*

@@ -161,8 +161,7 @@ static void test_registers(void)
     csr_clear(mideleg, LAMBIP);
 }
 
-static volatile unsigned long lcofi_epc, lcofi_taken;
-
+/* lcofi_record() without shpmspc and shpmsdata: this hart has no Sspesa */
 static void lcofi_handler(unsigned irq)
 {
     (void)irq;

@@ -10,23 +10,6 @@
  */
 #include "pmu_test.h"
 
-/*
- * Counter 3 counts ev from 0 over a block of straight-line code started
- * and read by CSR instructions in the same asm: neither is counted (the
- * write is done instead of its own increment; a read sees the
- * instructions before it).
- */
-#define COUNT_BLOCK(result, ...) do {                                   \
-        unsigned long r_;                                               \
-        csr_write(mcountinhibit, ~(1UL << 3));                          \
-        asm volatile("csrw mhpmcounter3, zero\n"                        \
-                     __VA_ARGS__                                        \
-                     "csrr %0, mhpmcounter3\n"                          \
-                     : "=&r"(r_) : "r"(&scratch) : "t0", "t1", "memory"); \
-        csr_write(mcountinhibit, ~0UL);                                 \
-        (result) = r_;                                                  \
-    } while (0)
-
 static volatile unsigned long scratch[4];
 
 #if RV_XLEN == 32
@@ -91,19 +74,6 @@ static void test_counts(void)
 
 /* ----------------------------------------------------------- overflow */
 
-static volatile unsigned long lcofi_epc, lcofi_spc, lcofi_sdata, lcofi_taken;
-
-static void lcofi_handler(unsigned irq)
-{
-    (void)irq;
-    csr_write(mcountinhibit, ~0UL);
-    lcofi_epc = csr_read(mepc);
-    lcofi_spc = csr_read(CSR_SHPMSPC);
-    lcofi_sdata = csr_read(CSR_SHPMSDATA);
-    lcofi_taken++;
-    csr_clear(mip, LCOFIP);
-}
-
 /*
  * Counter 3 counts ev and overflows on the nth event of the block: the
  * sample is the nth instruction (when each counts once), and the LCOFI is
@@ -148,7 +118,7 @@ static void test_overflow(void)
     /* the block's instructions in order: 0, 1, 2 (taken), 4, 5 (jump), 7 */
     unsigned long a[7];
 
-    rv_irq_set_handler(IRQ_LCOF, lcofi_handler);
+    rv_irq_set_handler(IRQ_LCOF, lcofi_record);
     for (unsigned n = 1; n <= 6; n++) {
         unsigned i = n - 1;
 

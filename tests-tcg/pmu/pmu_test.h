@@ -84,6 +84,43 @@ static inline uint64_t get_counter(unsigned n)
 #endif
 }
 
+/*
+ * Counter 3 counts ev from 0 over a block of code started and read by
+ * CSR instructions in the same asm: neither is counted (the write is done
+ * instead of its own increment; a read sees the instructions before it).
+ * The block may use t0, t1 and %1 (the includer's scratch array), and
+ * call functions that use only ra, a0 and a1 and save the rest.
+ */
+#define COUNT_BLOCK(result, ...) do {                                   \
+        unsigned long r_;                                               \
+        csr_write(mcountinhibit, ~(1UL << 3));                          \
+        asm volatile("csrw mhpmcounter3, zero\n"                        \
+                     __VA_ARGS__                                        \
+                     "csrr %0, mhpmcounter3\n"                          \
+                     : "=&r"(r_) : "r"(&scratch)                        \
+                     : "t0", "t1", "ra", "a0", "a1", "memory");         \
+        csr_write(mcountinhibit, ~0UL);                                 \
+        (result) = r_;                                                  \
+    } while (0)
+
+/* What lcofi_record() saw at the last LCOFI, and how many were taken */
+static volatile unsigned long lcofi_epc, lcofi_spc, lcofi_sdata, lcofi_taken;
+
+/*
+ * The LCOFI handler of a hart with Sspesa (rv_irq_set_handler()): every
+ * counter stops, and mepc, shpmspc and shpmsdata are recorded.
+ */
+static inline void lcofi_record(unsigned irq)
+{
+    (void)irq;
+    csr_write(mcountinhibit, ~0UL);
+    lcofi_epc = csr_read(mepc);
+    lcofi_spc = csr_read(CSR_SHPMSPC);
+    lcofi_sdata = csr_read(CSR_SHPMSDATA);
+    lcofi_taken++;
+    csr_clear(mip, LCOFIP);
+}
+
 static inline void stop_all(void)
 {
     csr_write(mcountinhibit, ~0UL);

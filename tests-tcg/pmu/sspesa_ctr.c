@@ -8,35 +8,17 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
-#include "rvtest.h"
+#include "pmu_test.h"
 
 #define CSR_MCTRCONTROL     0x381       /* draft */
 #define CSR_MCTRSTATUS      0x383       /* draft */
 #define CSR_MCTRCTL         0x34e       /* ratified */
 #define CSR_SCTRSTATUS_1_0  0x14f       /* ratified */
-#define CSR_SISELECT        0x150
-#define CSR_SIREG           0x151
 #define CSR_SIREG2          0x152
-#define CSR_SHPMSPC         0x5e0
-#define CSR_MHPMEVENT3      0x323
 
 #define DRAFT_M             (1UL << 0)
 #define RATIFIED_M          (1UL << 2)
 #define LCOFIFRZ            (1UL << 12)
-#define EV_BRJMP_TK         0x13
-#define LCOFIP              (1UL << 13)
-
-static volatile unsigned long lcofi_epc, lcofi_spc, lcofi_taken;
-
-static void lcofi_handler(unsigned irq)
-{
-    (void)irq;
-    csr_write(mcountinhibit, ~0UL);
-    lcofi_epc = csr_read(mepc);
-    lcofi_spc = csr_read(CSR_SHPMSPC);
-    lcofi_taken++;
-    csr_clear(mip, LCOFIP);
-}
 
 /* Entry n of the CTR array (0: the newest), source and target. */
 static void ctr_entry(unsigned n, unsigned long *src, unsigned long *dst)
@@ -56,7 +38,7 @@ int main(void)
     draft = rv_trap_cause() == RV_NO_TRAP;
     rv_printf("  %s CTR\n", draft ? "draft (v0.1.4)" : "ratified (1.0)");
 
-    rv_irq_set_handler(IRQ_LCOF, lcofi_handler);
+    rv_irq_set_handler(IRQ_LCOF, lcofi_record);
     csr_write(mcountinhibit, ~0UL);
     csr_write(CSR_MHPMEVENT3, EV_BRJMP_TK);
 #if RV_XLEN == 32
