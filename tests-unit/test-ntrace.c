@@ -1145,6 +1145,7 @@ static void test_packed(void)
         { NTRACE_MODE_HTM, 0, 0, 0, true, true },
         { NTRACE_MODE_BTM, 0, ETRACE_SYNC_HALFWORDS, 0, false, false },
         { NTRACE_MODE_BTM, 0, ETRACE_SYNC_PACKETS, 0, false, false },
+        { NTRACE_MODE_BTM, 0, ETRACE_SYNC_CYCLES, 0, false, false },
         { NTRACE_MODE_BTM, ETRACE_IR_RETURN_STACK, ETRACE_SYNC_CYCLES, 0,
           false, false },
         { NTRACE_MODE_HTM, 0, ETRACE_SYNC_PACKETS, 0, false, false },

@@ -68,6 +68,8 @@ struct NTraceEncoder {
     ETraceWindow *win;          /* ntrace_encoder_set_window() */
     /* itypes (bits) whose next block sends an indirect branch message */
     uint32_t indirect_itypes;
+    /* BTM: the NTracePending each itype leaves */
+    uint8_t btm_pending[16];
     /* emit_direct_branch()'s bytes: no stack buffer to clear per message */
     uint8_t direct_msg[NTRACE_MAX_MESSAGE];
 };
@@ -622,7 +624,6 @@ static inline bool sync_period_over(unsigned sync_mode, unsigned sync_max,
 static inline void count_units(NTraceEncoder *e, const ETraceBlock *b)
 {
     e->stats.halfwords += b->iretire;
-    e->stats.instructions += b->ninsns;
     e->sync_units += sync_units_of(e->o.sync_mode, b->ninsns, b->iretire);
 }
 
@@ -829,7 +830,7 @@ typedef struct QuietState {
     bool ret_check;             /* as e's */
     uint64_t ret_expect;
     uint64_t icnt, hist, last_addr, sync_units;
-    uint64_t units;             /* etrace_packed_units() added up */
+    uint64_t halfwords;         /* iretire added up */
     uint64_t messages;
     NTracePending pending;
     unsigned btype;
@@ -979,8 +980,7 @@ void quiet_store(NTraceEncoder *e, const QuietState *q,
     e->pending_btype = q->btype;
     e->ret_check = q->ret_check;
     e->ret_expect = q->ret_expect;
-    e->stats.halfwords += (uint32_t)q->units;
-    e->stats.instructions += q->units >> 32;
+    e->stats.halfwords += q->halfwords;
     if (last == p - 1) {
         set_last_insn(e, last->iaddr & e->addr_mask,
                       pb_field(last->info, ETRACE_PB_IRETIRE_SHIFT, 16),
@@ -1034,7 +1034,7 @@ size_t quiet_run(NTraceEncoder *e, const ETracePackedBlock *pb, size_t i,
                               hist_mode)) {
             break;
         }
-        q.units += etrace_packed_units(info);
+        q.halfwords += info & 0xffff;
         q.sync_units += sync_mode == ETRACE_SYNC_CYCLES ?
                         pb_field(info, ETRACE_PB_NINSNS_SHIFT, 16) :
                         sync_mode == ETRACE_SYNC_HALFWORDS ?
@@ -1049,6 +1049,139 @@ size_t quiet_run(NTraceEncoder *e, const ETracePackedBlock *pb, size_t i,
         quiet_store(e, &q, p);
     }
     return p - pb;
+}
+
+/*
+ * An IndirectBranch into the window at out, for quiet_run_btm(): the
+ * pending message of an uninferable jump (or, first, of a trap), at the
+ * block that starts at iaddr.  What it needs stays in e, out of the
+ * loop's registers.
+ */
+static size_t quiet_btm_indirect(NTraceEncoder *e, uint8_t *out,
+                                 uint64_t icnt, uint64_t iaddr)
+{
+    uint64_t addr = iaddr & e->addr_mask;
+    size_t n = ntrace_pack_indirect_branch(out, e->pending_btype, icnt,
+                                           (addr ^ e->last_addr) >> 1, 0);
+
+    e->pending_btype = NTRACE_BTYPE_JUMP;
+    e->last_addr = addr;
+    return n;
+}
+
+/*
+ * quiet_run() of BTM without implicit return or repeat, N-trace's default:
+ * every record a plain block, the message a taken branch or an
+ * uninferable jump asks for sent at the next one.  Cut to that, its state
+ * fits in registers: each record sends at most one message, so the
+ * window's room bounds the records taken instead of a check per message,
+ * and the messages count down to the next periodic sync by messages.
+ * Under half the host instructions of quiet_run() per record.
+ */
+static inline __attribute__((always_inline))
+size_t quiet_run_btm(NTraceEncoder *e, const ETracePackedBlock *pb,
+                     size_t i, size_t n, uint64_t mask, uint64_t want,
+                     unsigned sync_mode)
+{
+    const ETracePackedBlock *first = &pb[i], *p = first, *end;
+    uint64_t sync_at = sync_mode == ETRACE_SYNC_OFF ? UINT64_MAX :
+                       UINT64_C(1) << (e->o.sync_max + 4);
+    /* the units of periodic sync left before one is due */
+    uint64_t left = sync_at - e->sync_units;
+    uint64_t msgs_left = sync_mode == ETRACE_SYNC_PACKETS ? left : UINT64_MAX;
+    uint64_t icnt = e->icnt, units = 0, messages, halfwords = 0;
+    const uint8_t *pending_of = e->btm_pending;
+    unsigned pending = e->pending;
+    uint8_t *out = e->win->pos;
+    size_t fit = (e->win->end - out) / NTRACE_MAX_MESSAGE;
+
+    if (e->sync_units >= sync_at || !fit) {
+        return i;
+    }
+    end = &pb[n - i > fit ? i + fit : n];
+    if (pending != NTRACE_PENDING_INDIRECT) {
+        /* the B-TYPE of any IndirectBranch this loop makes pending */
+        e->pending_btype = NTRACE_BTYPE_JUMP;
+    }
+    for (; p < end; p++) {
+        uint64_t info = p->info, v;
+        unsigned iretire = info & 0xffff;
+        unsigned itype = info >> ETRACE_PB_ITYPE_SHIFT & 15;
+
+        if ((info & mask) != want) {
+            break;
+        }
+        if (pending) {
+            if (pending == NTRACE_PENDING_DIRECT) {
+                size_t len = ntrace_direct_branch_word(icnt, &v);
+
+                etrace_store_le64(out, v);
+                out += len;
+            } else {
+                out += quiet_btm_indirect(e, out, icnt, p->iaddr);
+            }
+            msgs_left--;
+            icnt = 0;
+        } else if (icnt + iretire > NTRACE_ICNT_MAX) {
+            break;              /* ResourceFull: the general path */
+        }
+        icnt += iretire;
+        pending = pending_of[itype];
+        halfwords += iretire;
+        if (sync_mode == ETRACE_SYNC_CYCLES ||
+            sync_mode == ETRACE_SYNC_HALFWORDS) {
+            units += sync_units_of(sync_mode,
+                                   pb_field(info, ETRACE_PB_NINSNS_SHIFT, 16),
+                                   iretire);
+        }
+        if (sync_mode == ETRACE_SYNC_PACKETS ? !msgs_left :
+            sync_mode != ETRACE_SYNC_OFF && units >= left) {
+            e->sync_due = true;
+            p++;
+            break;
+        }
+    }
+    if (p == first) {
+        return i;
+    }
+    messages = (sync_mode == ETRACE_SYNC_PACKETS ? left : UINT64_MAX) -
+               msgs_left;
+    e->icnt = icnt;
+    e->sync_units += sync_mode == ETRACE_SYNC_PACKETS ? messages : units;
+    e->pending = pending;
+    e->stats.halfwords += halfwords;
+    set_last_insn(e, p[-1].iaddr & e->addr_mask,
+                  pb_field(p[-1].info, ETRACE_PB_IRETIRE_SHIFT, 16),
+                  pb_field(p[-1].info, ETRACE_PB_ILASTSIZE_SHIFT, 1));
+    if (messages) {
+        e->last_branch.tcode = 0;
+        e->stats.messages += messages;
+        e->stats.bytes += out - e->win->pos;
+        e->win->pos = out;
+    }
+    return p - pb;
+}
+
+/*
+ * quiet_run_btm() in each sync mode: a function of its own, so that the
+ * loop has the registers to itself
+ */
+static size_t __attribute__((noinline))
+take_quiet_run_btm(NTraceEncoder *e, const ETracePackedBlock *pb, size_t i,
+                   size_t n, uint64_t mask, uint64_t want)
+{
+    switch (e->o.sync_mode) {
+    case ETRACE_SYNC_OFF:
+        return quiet_run_btm(e, pb, i, n, mask, want, ETRACE_SYNC_OFF);
+    case ETRACE_SYNC_PACKETS:
+        return quiet_run_btm(e, pb, i, n, mask, want, ETRACE_SYNC_PACKETS);
+    case ETRACE_SYNC_CYCLES:
+        return quiet_run_btm(e, pb, i, n, mask, want, ETRACE_SYNC_CYCLES);
+    case ETRACE_SYNC_HALFWORDS:
+        return quiet_run_btm(e, pb, i, n, mask, want, ETRACE_SYNC_HALFWORDS);
+    default:
+        return i;
+    }
 }
 
 /* quiet_run() from pb[i], if nothing rules it out */
@@ -1068,6 +1201,9 @@ static size_t take_quiet_run(NTraceEncoder *e, const ETracePackedBlock *pb,
         e->hist_len != NTRACE_HIST_BITS ||
         context != e->context || (e->priv & ~priv_mask)) {
         return i;
+    }
+    if (!h && !e->o.implicit_return && !e->o.repeat && !e->ret_check) {
+        return take_quiet_run_btm(e, pb, i, n, mask, want);
     }
     switch (e->o.sync_mode) {
     case ETRACE_SYNC_OFF:
@@ -1172,6 +1308,12 @@ void ntrace_encoder_start(NTraceEncoder *e, const NTraceOptions *o)
         if (riscv_itype_is_uninferable(t)) {
             e->indirect_itypes |= 1u << t;
         }
+    }
+    for (unsigned t = 0; t < 16; t++) {
+        e->btm_pending[t] = e->indirect_itypes >> t & 1 ?
+                            NTRACE_PENDING_INDIRECT :
+                            t == RISCV_ITYPE_TAKEN_BRANCH ?
+                            NTRACE_PENDING_DIRECT : NTRACE_PENDING_NONE;
     }
     e->last_valid = false;
     reset_state(e, 0);

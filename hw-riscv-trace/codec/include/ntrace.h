@@ -296,7 +296,6 @@ typedef struct NTraceStats {
     uint64_t messages;
     uint64_t bytes;
     uint64_t halfwords;     /* traced instruction half-words */
-    uint64_t instructions;
 } NTraceStats;
 void ntrace_encoder_stats(const NTraceEncoder *e, NTraceStats *s);
 
