@@ -68,8 +68,11 @@ struct NTraceEncoder {
     ETraceWindow *win;          /* ntrace_encoder_set_window() */
     /* itypes (bits) whose next block sends an indirect branch message */
     uint32_t indirect_itypes;
-    /* BTM: the NTracePending each itype leaves */
-    uint8_t btm_pending[16];
+    /*
+     * BTM: the NTracePending a block leaves, by bits 39:32 of its packed
+     * info word (its itype, in bits 3:0)
+     */
+    uint8_t btm_pending[256];
     /* emit_direct_branch()'s bytes: no stack buffer to clear per message */
     uint8_t direct_msg[NTRACE_MAX_MESSAGE];
 };
@@ -1075,7 +1078,8 @@ static size_t quiet_btm_indirect(NTraceEncoder *e, uint8_t *out,
  * uninferable jump asks for sent at the next one.  Cut to that, its state
  * fits in registers: each record sends at most one message, so the
  * window's room bounds the records taken instead of a check per message,
- * and the messages count down to the next periodic sync by messages.
+ * and so does a periodic sync by messages (it is due when every record
+ * up to the bound sent one).
  * Under half the host instructions of quiet_run() per record.
  */
 static inline __attribute__((always_inline))
@@ -1088,8 +1092,7 @@ size_t quiet_run_btm(NTraceEncoder *e, const ETracePackedBlock *pb,
                        UINT64_C(1) << (e->o.sync_max + 4);
     /* the units of periodic sync left before one is due */
     uint64_t left = sync_at - e->sync_units;
-    uint64_t msgs_left = sync_mode == ETRACE_SYNC_PACKETS ? left : UINT64_MAX;
-    uint64_t icnt = e->icnt, units = 0, messages, halfwords = 0;
+    uint64_t icnt = e->icnt, units = 0, messages = 0, halfwords = 0;
     const uint8_t *pending_of = e->btm_pending;
     unsigned pending = e->pending;
     uint8_t *out = e->win->pos;
@@ -1097,6 +1100,9 @@ size_t quiet_run_btm(NTraceEncoder *e, const ETracePackedBlock *pb,
 
     if (e->sync_units >= sync_at || !fit) {
         return i;
+    }
+    if (sync_mode == ETRACE_SYNC_PACKETS && fit > left) {
+        fit = left;
     }
     end = &pb[n - i > fit ? i + fit : n];
     if (pending != NTRACE_PENDING_INDIRECT) {
@@ -1106,7 +1112,6 @@ size_t quiet_run_btm(NTraceEncoder *e, const ETracePackedBlock *pb,
     for (; p < end; p++) {
         uint64_t info = p->info, v;
         unsigned iretire = info & 0xffff;
-        unsigned itype = info >> ETRACE_PB_ITYPE_SHIFT & 15;
 
         if ((info & mask) != want) {
             break;
@@ -1120,13 +1125,13 @@ size_t quiet_run_btm(NTraceEncoder *e, const ETracePackedBlock *pb,
             } else {
                 out += quiet_btm_indirect(e, out, icnt, p->iaddr);
             }
-            msgs_left--;
+            messages++;
             icnt = 0;
         } else if (icnt + iretire > NTRACE_ICNT_MAX) {
             break;              /* ResourceFull: the general path */
         }
         icnt += iretire;
-        pending = pending_of[itype];
+        pending = pending_of[(uint8_t)(info >> ETRACE_PB_ITYPE_SHIFT)];
         halfwords += iretire;
         if (sync_mode == ETRACE_SYNC_CYCLES ||
             sync_mode == ETRACE_SYNC_HALFWORDS) {
@@ -1134,8 +1139,8 @@ size_t quiet_run_btm(NTraceEncoder *e, const ETracePackedBlock *pb,
                                    pb_field(info, ETRACE_PB_NINSNS_SHIFT, 16),
                                    iretire);
         }
-        if (sync_mode == ETRACE_SYNC_PACKETS ? !msgs_left :
-            sync_mode != ETRACE_SYNC_OFF && units >= left) {
+        if ((sync_mode == ETRACE_SYNC_CYCLES ||
+             sync_mode == ETRACE_SYNC_HALFWORDS) && units >= left) {
             e->sync_due = true;
             p++;
             break;
@@ -1144,8 +1149,9 @@ size_t quiet_run_btm(NTraceEncoder *e, const ETracePackedBlock *pb,
     if (p == first) {
         return i;
     }
-    messages = (sync_mode == ETRACE_SYNC_PACKETS ? left : UINT64_MAX) -
-               msgs_left;
+    if (sync_mode == ETRACE_SYNC_PACKETS && messages == left) {
+        e->sync_due = true;
+    }
     e->icnt = icnt;
     e->sync_units += sync_mode == ETRACE_SYNC_PACKETS ? messages : units;
     e->pending = pending;
@@ -1309,8 +1315,10 @@ void ntrace_encoder_start(NTraceEncoder *e, const NTraceOptions *o)
             e->indirect_itypes |= 1u << t;
         }
     }
-    for (unsigned t = 0; t < 16; t++) {
-        e->btm_pending[t] = e->indirect_itypes >> t & 1 ?
+    for (unsigned k = 0; k < 256; k++) {
+        unsigned t = k & 15;
+
+        e->btm_pending[k] = e->indirect_itypes >> t & 1 ?
                             NTRACE_PENDING_INDIRECT :
                             t == RISCV_ITYPE_TAKEN_BRANCH ?
                             NTRACE_PENDING_DIRECT : NTRACE_PENDING_NONE;
