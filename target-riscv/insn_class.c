@@ -201,14 +201,14 @@ static bool classify_zcm(uint32_t insn, unsigned isa, RISCVInsnClass *c)
     }
     switch (bits(insn, 12, 8)) {
     case 0x18: /* cm.push */
-        c->stores = true;
+        c->stores = c->several = true;
         return true;
     case 0x1a: /* cm.pop */
-        c->loads = true;
+        c->loads = c->several = true;
         return true;
     case 0x1c: /* cm.popretz */
     case 0x1e: /* cm.popret */
-        c->loads = true;
+        c->loads = c->several = true;
         set_jump(c, false, 0, 0, 0);
         c->itype = RISCV_ITYPE_RETURN;
         return true;

@@ -52,6 +52,7 @@ typedef struct RISCVInsnClass {
     long offset;            /* pc-relative target of branches and jal */
     bool sets_constant;     /* lui, c.lui or auipc: sijump source */
     bool loads, stores;     /* explicit memory accesses (AMOs do both) */
+    bool several;           /* ... of several words (Zcmp's push, pop) */
 } RISCVInsnClass;
 
 /*

@@ -195,12 +195,6 @@ static uint64_t pdis_compressed_va(CPURISCVState *env, uint32_t insn)
     }
 }
 
-/* Zcmp's cm.push, cm.pop, cm.popret, cm.popretz */
-static bool pdis_is_zcmp_push_pop(CPURISCVState *env, uint32_t insn)
-{
-    return riscv_cpu_cfg(env)->ext_zcmp && (insn & 0xf903) == 0xb802;
-}
-
 /* Vector loads and stores: LOAD-FP and STORE-FP with a vector width. */
 static bool pdis_is_vector_access(uint32_t insn)
 {
@@ -213,15 +207,15 @@ static bool pdis_is_vector_access(uint32_t insn)
 /*
  * The data address of a load or store: rs1 plus its offset (AMOs, LR, SC
  * and vector accesses: rs1, their first access).  0 where this model
- * does not capture one (Zcmp's push and pop).
+ * does not capture one (Zcmp's push and pop: several words, c).
  */
-static uint64_t pdis_data_va(CPURISCVState *env, uint32_t insn)
+static uint64_t pdis_data_va(CPURISCVState *env, uint32_t insn,
+                             const RISCVInsnClass *c)
 {
     uint64_t base = env->gpr[extract32(insn, 15, 5)];
 
     if ((insn & 3) != 3) {
-        return pdis_is_zcmp_push_pop(env, insn) ? 0 :
-               pdis_compressed_va(env, insn);
+        return c->several ? 0 : pdis_compressed_va(env, insn);
     }
     if (pdis_is_vector_access(insn)) {
         return base;
@@ -254,7 +248,7 @@ static void pdis_preview(CPURISCVState *env, uint64_t pc, uint32_t insn)
         return;
     }
     if (c.loads || c.stores) {
-        p->next.va = pdis_data_va(env, insn);
+        p->next.va = pdis_data_va(env, insn, &c);
     }
     if (c.flow == RISCV_FLOW_BRANCH) {
         p->next.target = pdis_branch_taken(env, insn) ? pc + c.offset :
@@ -329,8 +323,8 @@ static unsigned pdis_record_memory(CPURISCVState *env, PDISSample *s)
         s->rec[PDIS_REC_ADR2] = pa;
     }
     /* several accesses (AMOs, vector, Zcmp): the model takes the first */
-    if ((s->c.loads && s->c.stores) || pdis_is_vector_access(s->insn) ||
-        pdis_is_zcmp_push_pop(env, s->insn)) {
+    if ((s->c.loads && s->c.stores) || s->c.several ||
+        pdis_is_vector_access(s->insn)) {
         *hdr |= PDISHDR_PARTIAL;
     }
     if (!pdis_model_hit(p->l1tlb_tag, PDIS_L1TLB_SETS, s->va >> 12)) {

@@ -177,28 +177,30 @@ static void test_zcm(void)
         RISCVInsnFlow flow;
         RISCVIType itype;
         bool loads, stores, valid;
+        bool several;       /* a push or a pop: several words */
     } cases[] = {
         /* cm.push {ra}, -16; cm.pop {ra}, 16 */
-        { 0xb842, both, RISCV_FLOW_SEQUENTIAL, 0, false, true, true },
-        { 0xba42, both, RISCV_FLOW_SEQUENTIAL, 0, true, false, true },
+        { 0xb842, both, RISCV_FLOW_SEQUENTIAL, 0, false, true, true, true },
+        { 0xba42, both, RISCV_FLOW_SEQUENTIAL, 0, true, false, true, true },
         /* cm.popret {ra}, 16; cm.popretz {ra}, 16: returns */
         { 0xbe42, both, RISCV_FLOW_JUMP, RISCV_ITYPE_RETURN, true, false,
-          true },
+          true, true },
         { 0xbc42, RISCV_INSN_ISA_ZCMP, RISCV_FLOW_JUMP, RISCV_ITYPE_RETURN,
-          true, false, true },
+          true, false, true, true },
         /* cm.mvsa01 s0, s1 */
-        { 0xac26, both, RISCV_FLOW_SEQUENTIAL, 0, false, false, true },
+        { 0xac26, both, RISCV_FLOW_SEQUENTIAL, 0, false, false, true,
+          false },
         /* cm.jt 5: a tail call; cm.jalt 40: a call, both through JVT */
         { 0xa016, both, RISCV_FLOW_JUMP, RISCV_ITYPE_UNINFERABLE_TAIL_CALL,
-          false, false, true },
+          false, false, true, false },
         { 0xa0a2, RISCV_INSN_ISA_ZCMT, RISCV_FLOW_JUMP,
-          RISCV_ITYPE_UNINFERABLE_CALL, false, false, true },
+          RISCV_ITYPE_UNINFERABLE_CALL, false, false, true, false },
         /* without the extension: c.fsdsp */
         { 0xbe42, RISCV_INSN_ISA_ZCMT, RISCV_FLOW_SEQUENTIAL, 0, false,
-          false, false },
+          false, false, false },
         { 0xa016, RISCV_INSN_ISA_ZCMP, RISCV_FLOW_SEQUENTIAL, 0, false,
-          false, false },
-        { 0xbe42, 0, RISCV_FLOW_SEQUENTIAL, 0, false, true, true },
+          false, false, false },
+        { 0xbe42, 0, RISCV_FLOW_SEQUENTIAL, 0, false, true, true, false },
     };
 
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -210,6 +212,7 @@ static void test_zcm(void)
         g_assert_cmpint(c.flow, ==, cases[i].flow);
         g_assert_cmpint(c.loads, ==, cases[i].loads);
         g_assert_cmpint(c.stores, ==, cases[i].stores);
+        g_assert_cmpint(c.several, ==, cases[i].several);
         g_assert_cmpuint(c.len, ==, 2);
         if (c.flow == RISCV_FLOW_JUMP) {
             g_assert_cmpint(c.itype, ==, cases[i].itype);
