@@ -194,6 +194,12 @@ struct RISCVTraceEncoderState {
     uint32_t reset_src_bits;    /* and SrcBits */
     uint32_t reset_features;    /* and the rest (the trace modes) */
     uint32_t queue_len;         /* records, see TE_QUEUE_LEN */
+    /*
+     * x-encode-delay-us, for tests: the encoding thread sleeps this long
+     * after each hold of te->lock, so that the hart surely fills the queue
+     * and waits for room (whether it does otherwise depends on the host)
+     */
+    uint32_t encode_delay_us;
 
     RISCVTraceSink *sink[2];    /* sink_link[] as realize found them */
     RISCVTraceSinkClass *sink_class[2];
@@ -1210,6 +1216,9 @@ static void te_worker_drain(RISCVTraceEncoderState *te)
         if (te_queued(te) <= TE_ROOM_OF(te->queue_len)) {
             qemu_event_set(&te->made_room);
         }
+        if (te->encode_delay_us) {
+            g_usleep(te->encode_delay_us);
+        }
     }
 }
 
@@ -2032,6 +2041,8 @@ static const Property te_properties[] = {
                        reset_features, 0),
     DEFINE_PROP_UINT32("x-queue-len", RISCVTraceEncoderState, queue_len,
                        TE_QUEUE_LEN),
+    DEFINE_PROP_UINT32("x-encode-delay-us", RISCVTraceEncoderState,
+                       encode_delay_us, 0),
 };
 
 static void te_class_init(ObjectClass *klass, void *data)
