@@ -173,10 +173,12 @@ else:
     ref = [(int(r['DTYPE']), int(r['DADDR'], 16), int(r['DATA'], 16))
            for r in csv.DictReader(open(ref_path))]
     ours = []
+    accesses = []
     for line in open(ours_path):
         d = json.loads(line).get('data')
-        if not d:
-            continue
+        # a list: an instruction of several accesses (Zcmp's push, pop)
+        accesses += d if isinstance(d, list) else [d] if d else []
+    for d in accesses:
         value = int(d.get('value', '0'), 16)      # 0: not sent
         if 'operand' in d and (int(d['addr'], 16) >> 10) != 3:
             value |= int(d['operand'], 16) << (8 * nbytes(value))

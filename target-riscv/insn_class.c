@@ -327,13 +327,39 @@ static RISCVDataKind data_access16(uint32_t insn, unsigned xlen,
     return funct3 & 4 ? RISCV_DATA_STORE : RISCV_DATA_LOAD;
 }
 
-RISCVDataKind riscv_insn_data_access(uint32_t insn, unsigned xlen,
-                                     unsigned *size)
+/*
+ * Zcmp's and Zcmt's encodings (c.fsdsp's): the words of cm.push (stores)
+ * and of the pops (loads), as many as registers in rlist (4: ra, 5: ra
+ * and s0, ... 14: ra and s0-s9, 15: ra and s0-s11); none for the rest.
+ */
+static RISCVDataKind data_access_zcm(uint32_t insn, unsigned xlen,
+                                     unsigned isa, unsigned *size,
+                                     unsigned *count)
+{
+    unsigned op = bits(insn, 12, 8), rlist = bits(insn, 7, 4);
+
+    if (!(isa & RISCV_INSN_ISA_ZCMP) || rlist < 4 ||
+        (op != 0x18 && op != 0x1a && op != 0x1c && op != 0x1e)) {
+        return RISCV_DATA_NONE;
+    }
+    *size = xlen == 64 ? 3 : 2;
+    *count = rlist == 15 ? 13 : rlist - 3;
+    return op == 0x18 ? RISCV_DATA_STORE : RISCV_DATA_LOAD;
+}
+
+RISCVDataKind riscv_insn_data_accesses(uint32_t insn, unsigned xlen,
+                                       unsigned isa, unsigned *size,
+                                       unsigned *count)
 {
     unsigned funct3 = bits(insn, 14, 12), funct5 = bits(insn, 31, 27);
     RISCVDataKind kind = RISCV_DATA_NONE;
 
     *size = 0;
+    *count = 1;
+    if ((insn & 0xe003) == 0xa002 &&
+        (isa & (RISCV_INSN_ISA_ZCMP | RISCV_INSN_ISA_ZCMT))) {
+        return data_access_zcm(insn & 0xffff, xlen, isa, size, count);
+    }
     if (riscv_insn_len(insn & 0xffff) == 2) {
         return data_access16(insn & 0xffff, xlen, size);
     }

@@ -104,9 +104,11 @@ bool riscv_itype_is_uninferable(RISCVIType itype);
  * E-trace data trace interface, 4.4), as QEMU's hart reports them
  * (trace_data_translate.c.inc): loads and stores of the base ISA, F, D
  * and Zcb and their compressed forms, LR, SC (a store only when it
- * succeeds), the word and double-word AMOs of A, and the CSR
- * instructions; none wider than XLEN.  size: log2 of the access bytes
- * (a CSR: XLEN's).
+ * succeeds), the word and double-word AMOs of A, the CSR instructions,
+ * and with Zcmp (isa, as riscv_classify_insn_isa()) the words cm.push
+ * stores and cm.pop, cm.popret and cm.popretz load, one access each
+ * (*count of them, in the order the instruction makes them); none wider
+ * than XLEN.  size: log2 of the access bytes (a CSR: XLEN's).
  */
 typedef enum RISCVDataKind {
     RISCV_DATA_NONE,
@@ -117,8 +119,21 @@ typedef enum RISCVDataKind {
     RISCV_DATA_CSR,
 } RISCVDataKind;
 
-RISCVDataKind riscv_insn_data_access(uint32_t insn, unsigned xlen,
-                                     unsigned *size);
+#define RISCV_DATA_ACCESSES_MAX 13  /* cm.push {ra, s0-s11} */
+
+RISCVDataKind riscv_insn_data_accesses(uint32_t insn, unsigned xlen,
+                                       unsigned isa, unsigned *size,
+                                       unsigned *count);
+
+/* The same without the extensions of isa: one access at most. */
+static inline RISCVDataKind riscv_insn_data_access(uint32_t insn,
+                                                   unsigned xlen,
+                                                   unsigned *size)
+{
+    unsigned count;
+
+    return riscv_insn_data_accesses(insn, xlen, 0, size, &count);
+}
 
 /* Name of an itype for logs and tools. */
 const char *riscv_itype_name(RISCVIType itype);

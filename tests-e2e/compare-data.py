@@ -66,13 +66,15 @@ def read_decoded(path):
             d = rec.get('data')
             if not d:
                 continue
-            if d['dtype'].startswith('csr'):
-                continue
-            out.append((int(rec['addr'], 16) if rec['addr'] else None,
-                        d['dtype'],
-                        int(d['addr'], 16) if 'addr' in d else None,
-                        d['size'],
-                        int(d['value'], 16) if 'value' in d else None))
+            # an instruction of several accesses (Zcmp's push and pop)
+            for a in d if isinstance(d, list) else [d]:
+                if a['dtype'].startswith('csr'):
+                    continue
+                out.append((int(rec['addr'], 16) if rec['addr'] else None,
+                            a['dtype'],
+                            int(a['addr'], 16) if 'addr' in a else None,
+                            a['size'],
+                            int(a['value'], 16) if 'value' in a else None))
     return out
 
 

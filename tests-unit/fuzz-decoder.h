@@ -109,12 +109,14 @@ typedef struct FuzzResult {
 } FuzzResult;
 
 static inline void fuzz_paired(void *opaque, const ETraceDecInsn *insn,
-                               uint32_t bits, const ETraceDataAccess *a)
+                               uint32_t bits, const ETraceDataAccess *a,
+                               unsigned n)
 {
     (void)opaque;
     (void)insn;
     (void)bits;
     (void)a;
+    (void)n;
 }
 
 static inline void fuzz_count_insn(void *opaque, const ETraceDecInsn *insn)
@@ -198,8 +200,8 @@ static inline bool fuzz_decode(const uint8_t *data, size_t len,
     if (!d) {
         return false;
     }
-    r->match = etrace_data_match_new(c.params.iaddress_width_p, fuzz_paired,
-                                     r);
+    r->match = etrace_data_match_new(c.params.iaddress_width_p, cfg.isa,
+                                     fuzz_paired, r);
     if (!setjmp(r->escape)) {
         fuzz_feed(d, data + FUZZ_HEADER, len - FUZZ_HEADER,
                   1 + c.chunk * 7);

@@ -16,24 +16,29 @@
 #define ADD         0x00b50533u     /* add a0, a0, a1 */
 #define CSRR        0x30002573u     /* csrr a0, mstatus */
 #define C_LW        0x4188u         /* c.lw a0, 0(a1) */
+#define CM_PUSH     0xb862u         /* cm.push {ra, s0, s1}, -32 */
+#define CM_POPRET   0xbe62u         /* cm.popret {ra, s0, s1}, 32 */
 
 typedef struct Out {
     uint64_t addr[16];
-    bool has[16];
-    uint64_t daddr[16];
+    unsigned has[16];       /* accesses */
+    uint64_t daddr[16], last_daddr[16];
     unsigned n;
 } Out;
 
+/* Each instruction, with its first access and how many it has */
 static void on_insn(void *opaque, const ETraceDecInsn *insn, uint32_t bits,
-                    const ETraceDataAccess *a)
+                    const ETraceDataAccess *a, unsigned n)
 {
     Out *o = opaque;
 
     (void)bits;
     g_assert_cmpuint(o->n, <, 16);
+    g_assert_true(!a == !n);
     o->addr[o->n] = insn->addr;
-    o->has[o->n] = a != NULL;
-    o->daddr[o->n] = a ? a->daddr : 0;
+    o->has[o->n] = n;
+    o->daddr[o->n] = n ? a[0].daddr : 0;
+    o->last_daddr[o->n] = n ? a[n - 1].daddr : 0;
     o->n++;
 }
 
@@ -56,7 +61,7 @@ static void access(ETraceDataMatch *m, unsigned dtype, unsigned dsize,
 static void test_order(void)
 {
     Out o = { 0 };
-    ETraceDataMatch *m = etrace_data_match_new(64, on_insn, &o);
+    ETraceDataMatch *m = etrace_data_match_new(64, 0, on_insn, &o);
 
     access(m, ETRACE_DTYPE_LOAD, 3, 0x1000);
     insn(m, 0x100, LD_A0_A1);
@@ -87,7 +92,7 @@ static void test_order(void)
 static void test_store_conditional(void)
 {
     Out o = { 0 };
-    ETraceDataMatch *m = etrace_data_match_new(64, on_insn, &o);
+    ETraceDataMatch *m = etrace_data_match_new(64, 0, on_insn, &o);
 
     insn(m, 0x100, LR_W);
     access(m, ETRACE_DTYPE_LOAD, 2, 0x1000);
@@ -113,7 +118,7 @@ static void test_store_conditional(void)
 static void test_mismatch_and_flush(void)
 {
     Out o = { 0 };
-    ETraceDataMatch *m = etrace_data_match_new(64, on_insn, &o);
+    ETraceDataMatch *m = etrace_data_match_new(64, 0, on_insn, &o);
     const ETraceDataMatchStats *st = etrace_data_match_stats(m);
 
     access(m, ETRACE_DTYPE_STORE, 3, 0x1000);
@@ -129,6 +134,38 @@ static void test_mismatch_and_flush(void)
     access(m, ETRACE_DTYPE_LOAD, 3, 0x1000);
     etrace_data_match_flush(m);
     g_assert_cmpuint(st->unmatched, ==, 1);
+    etrace_data_match_free(m);
+}
+
+/*
+ * Zcmp's push and pop: one access per word, all of them on their
+ * instruction, which waits until the last has come.
+ */
+static void test_zcmp(void)
+{
+    Out o = { 0 };
+    ETraceDataMatch *m = etrace_data_match_new(64, RISCV_INSN_ISA_ZCMP,
+                                               on_insn, &o);
+    const ETraceDataMatchStats *st = etrace_data_match_stats(m);
+
+    insn(m, 0x100, CM_PUSH);
+    access(m, ETRACE_DTYPE_STORE, 3, 0x1ff8);
+    access(m, ETRACE_DTYPE_STORE, 3, 0x1ff0);
+    g_assert_cmpuint(o.n, ==, 0);
+    access(m, ETRACE_DTYPE_STORE, 3, 0x1fe8);
+    g_assert_cmpuint(o.n, ==, 1);
+    g_assert_cmpuint(o.has[0], ==, 3);
+    g_assert_cmphex(o.daddr[0], ==, 0x1ff8);
+    g_assert_cmphex(o.last_daddr[0], ==, 0x1fe8);
+    /* a pop whose second word is a store: it goes on without any */
+    access(m, ETRACE_DTYPE_LOAD, 3, 0x1fe8);
+    access(m, ETRACE_DTYPE_STORE, 3, 0x1ff0);
+    access(m, ETRACE_DTYPE_LOAD, 3, 0x1ff8);
+    insn(m, 0x102, CM_POPRET);
+    g_assert_cmpuint(o.n, ==, 2);
+    g_assert_cmpuint(o.has[1], ==, 0);
+    g_assert_cmpuint(st->matched, ==, 3);
+    g_assert_cmpuint(st->mismatched, ==, 1);
     etrace_data_match_free(m);
 }
 
@@ -181,6 +218,48 @@ static void test_insn_kinds(void)
     }
 }
 
+/*
+ * The words of Zcmp's push and pop, on a hart with Zcmp (without it their
+ * encodings are c.fsdsp's); none for Zcmt's jumps and cm.mvsa01.
+ */
+static void test_zcmp_kinds(void)
+{
+    static const unsigned zcm = RISCV_INSN_ISA_ZCMP | RISCV_INSN_ISA_ZCMT;
+    static const struct {
+        uint32_t bits;
+        unsigned xlen, isa;
+        RISCVDataKind kind;
+        unsigned size, count;
+    } cases[] = {
+        { CM_PUSH, 64, zcm, RISCV_DATA_STORE, 3, 3 },
+        { CM_PUSH, 32, zcm, RISCV_DATA_STORE, 2, 3 },
+        { CM_POPRET, 64, RISCV_INSN_ISA_ZCMP, RISCV_DATA_LOAD, 3, 3 },
+        { 0xba42, 64, zcm, RISCV_DATA_LOAD, 3, 1 },     /* cm.pop {ra} */
+        { 0xbcf2, 32, zcm, RISCV_DATA_LOAD, 2, 13 },    /* cm.popretz */
+        { 0xb802, 64, zcm, RISCV_DATA_NONE, 0, 0 },     /* rlist 0 */
+        { 0xac26, 64, zcm, RISCV_DATA_NONE, 0, 0 },     /* cm.mvsa01 */
+        { 0xa016, 64, zcm, RISCV_DATA_NONE, 0, 0 },     /* cm.jt 5 */
+        { CM_PUSH, 64, RISCV_INSN_ISA_ZCMT, RISCV_DATA_NONE, 0, 0 },
+        { CM_PUSH, 64, 0, RISCV_DATA_STORE, 3, 1 },     /* c.fsdsp */
+    };
+
+    for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+        unsigned size, count;
+        RISCVDataKind kind = riscv_insn_data_accesses(cases[i].bits,
+                                                      cases[i].xlen,
+                                                      cases[i].isa, &size,
+                                                      &count);
+
+        g_test_message("0x%04x RV%u isa %u", cases[i].bits, cases[i].xlen,
+                       cases[i].isa);
+        g_assert_cmpint(kind, ==, cases[i].kind);
+        if (kind != RISCV_DATA_NONE) {
+            g_assert_cmpuint(size, ==, cases[i].size);
+            g_assert_cmpuint(count, ==, cases[i].count);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -190,5 +269,7 @@ int main(int argc, char **argv)
     g_test_add_func("/etrace-dec-data/mismatch-and-flush",
                     test_mismatch_and_flush);
     g_test_add_func("/etrace-dec-data/insn-kinds", test_insn_kinds);
+    g_test_add_func("/etrace-dec-data/zcmp", test_zcmp);
+    g_test_add_func("/etrace-dec-data/zcmp-kinds", test_zcmp_kinds);
     return g_test_run();
 }

@@ -427,11 +427,12 @@ static void out_data_text(Source *s, const ETraceDataAccess *a)
     }
 }
 
+/* One access's object: {"dtype":...} */
 static void out_data_json(Source *s, const ETraceDataAccess *a)
 {
     Fields f = { .o = &s->ctx->out, .json = true };
 
-    out_str(f.o, ",\"data\":{\"dtype\":");
+    out_str(f.o, "{\"dtype\":");
     out_json_str(f.o, dtype_name(a->dtype));
     field_u64(&f, "size", 1u << a->dsize);
     if (!s->data_no_address || a->dtype >= ETRACE_DTYPE_CSR_RW) {
@@ -448,7 +449,8 @@ static void out_data_json(Source *s, const ETraceDataAccess *a)
 
 /* "80000004 M <_start+0x4>  f14022f3  csrr t0,mhartid" */
 static void out_disasm_line(Source *s, uint64_t addr, unsigned priv,
-                            unsigned len, const ETraceDataAccess *a)
+                            unsigned len, const ETraceDataAccess *a,
+                            unsigned n)
 {
     Ctx *c = s->ctx;
     const char *text = rv_image_disasm(c->image, addr);
@@ -464,14 +466,19 @@ static void out_disasm_line(Source *s, uint64_t addr, unsigned priv,
     }
     out_str(&c->out, len == 2 ? "      " : "  ");
     out_str(&c->out, text ? text : "");
-    if (a) {
-        out_data_text(s, a);
+    for (unsigned i = 0; i < n; i++) {
+        out_data_text(s, &a[i]);
     }
     out_char(&c->out, '\n');
 }
 
+/*
+ * "data": the access's object, or for an instruction of several (Zcmp's
+ * push and pop) an array of them in the order it made them
+ */
 static void out_json_insn(Source *s, uint64_t addr, unsigned priv,
-                          unsigned len, const ETraceDataAccess *a)
+                          unsigned len, const ETraceDataAccess *a,
+                          unsigned n)
 {
     Ctx *c = s->ctx;
     uint32_t bits;
@@ -503,15 +510,24 @@ static void out_json_insn(Source *s, uint64_t addr, unsigned priv,
             out_json_str(&c->out, text);
         }
     }
-    if (a) {
-        out_data_json(s, a);
+    if (n) {
+        out_str(&c->out, n > 1 ? ",\"data\":[" : ",\"data\":");
+        for (unsigned i = 0; i < n; i++) {
+            if (i) {
+                out_char(&c->out, ',');
+            }
+            out_data_json(s, &a[i]);
+        }
+        if (n > 1) {
+            out_char(&c->out, ']');
+        }
     }
     out_str(&c->out, "}\n");
 }
 
-/* One retired instruction in the output mode, with its access if any. */
+/* One retired instruction in the output mode, with its n accesses. */
 static void out_insn(Source *s, const ETraceDecInsn *insn,
-                     const ETraceDataAccess *a)
+                     const ETraceDataAccess *a, unsigned n)
 {
     Output *o = &s->ctx->out;
 
@@ -521,27 +537,28 @@ static void out_insn(Source *s, const ETraceDecInsn *insn,
         out_address_line(o, insn->addr);
         break;
     case OUT_DISASM:
-        out_disasm_line(s, insn->addr, insn->privilege, insn->len, a);
+        out_disasm_line(s, insn->addr, insn->privilege, insn->len, a, n);
         break;
     case OUT_JSON:
-        out_json_insn(s, insn->addr, insn->privilege, insn->len, a);
+        out_json_insn(s, insn->addr, insn->privilege, insn->len, a, n);
         break;
     case OUT_SUMMARY:
         count_insn(s, insn->addr, insn->privilege, insn->len, insn->branch);
-        if (a) {
-            s->daccesses[a->dtype & 15]++;
-            s->dbytes += 1u << a->dsize;
+        for (unsigned i = 0; i < n; i++) {
+            s->daccesses[a[i].dtype & 15]++;
+            s->dbytes += 1u << a[i].dsize;
         }
         break;
     }
 }
 
-/* ETraceDataInsnFn: an instruction paired with its access. */
+/* ETraceDataInsnFn: an instruction paired with its accesses. */
 static void on_data_insn(void *opaque, const ETraceDecInsn *insn,
-                         uint32_t bits, const ETraceDataAccess *a)
+                         uint32_t bits, const ETraceDataAccess *a,
+                         unsigned n)
 {
     (void)bits;     /* the matcher's: the output reads them itself */
-    out_insn(opaque, insn, a);
+    out_insn(opaque, insn, a, n);
 }
 
 /* ETraceInsnFn: one retired instruction. */
@@ -555,7 +572,7 @@ static void on_insn(void *opaque, const ETraceDecInsn *insn)
         etrace_data_match_insn(s->dmatch, insn, bits);
         return;
     }
-    out_insn(s, insn, NULL);
+    out_insn(s, insn, NULL, 0);
 }
 
 /*
@@ -793,7 +810,7 @@ static void start_data(Source *s, const ETraceOptions *o)
     s->data_filtered = o->data_filtered;
     if (!s->dmatch && !s->data_filtered) {
         s->dmatch = etrace_data_match_new(c->params.iaddress_width_p,
-                                          on_data_insn, s);
+                                          c->isa, on_data_insn, s);
         if (!s->dmatch) {
             fprintf(stderr, "rvtrace-decode: out of memory\n");
             exit(EXIT_FAILURE);

@@ -32,6 +32,12 @@ static void *fifo_peek(const Fifo *f)
     return f->head < f->len ? f->buf + f->head * f->elem : NULL;
 }
 
+/* The i-th element from the head, if there is one */
+static void *fifo_at(const Fifo *f, size_t i)
+{
+    return f->head + i < f->len ? f->buf + (f->head + i) * f->elem : NULL;
+}
+
 static void fifo_pop(Fifo *f)
 {
     if (++f->head == f->len) {
@@ -59,6 +65,7 @@ static void fifo_push(Fifo *f, const void *e)
 
 struct ETraceDataMatch {
     unsigned xlen;
+    unsigned isa;
     ETraceDataInsnFn *out;
     void *opaque;
     Fifo insns;             /* HeldInsn: waiting for their accesses */
@@ -67,13 +74,14 @@ struct ETraceDataMatch {
     ETraceDataMatchStats stats;
 };
 
-ETraceDataMatch *etrace_data_match_new(unsigned xlen, ETraceDataInsnFn *out,
-                                       void *opaque)
+ETraceDataMatch *etrace_data_match_new(unsigned xlen, unsigned isa,
+                                       ETraceDataInsnFn *out, void *opaque)
 {
     ETraceDataMatch *m = calloc(1, sizeof(*m));
 
     if (m) {
         m->xlen = xlen;
+        m->isa = isa;
         m->out = out;
         m->opaque = opaque;
         m->insns.elem = sizeof(HeldInsn);
@@ -114,44 +122,71 @@ static bool dtype_fits(RISCVDataKind kind, unsigned dtype)
     }
 }
 
+/* The accesses insn reports (0: none), their kind and size */
+static unsigned accesses_of(const ETraceDataMatch *m, uint32_t bits,
+                            RISCVDataKind *kind, unsigned *size)
+{
+    unsigned count;
+
+    *kind = riscv_insn_data_accesses(bits, m->xlen, m->isa, size, &count);
+    return *kind == RISCV_DATA_NONE ? 0 : count;
+}
+
+/* Whether held access h is one of an instruction's of kind and size */
+static bool access_fits(const HeldAccess *h, RISCVDataKind kind,
+                        unsigned size)
+{
+    return dtype_fits(kind, h->a.dtype) &&
+           (kind == RISCV_DATA_CSR || h->a.dsize == size);
+}
+
 /*
- * Hand insn on if what it needs is known: no access, or the accesses
- * queue is not empty.  Returns false if it has to wait.
+ * Hand insn on if what it needs is known: no access, or as many queued
+ * as it reports.  Returns false if it has to wait.  Accesses that do not
+ * fit their instruction: the first is dropped, the instruction goes on
+ * without any.
  */
 static bool try_emit(ETraceDataMatch *m, const ETraceDecInsn *insn,
                      uint32_t bits)
 {
-    unsigned size;
-    RISCVDataKind kind = riscv_insn_data_access(bits, m->xlen, &size);
+    ETraceDataAccess a[RISCV_DATA_ACCESSES_MAX];
+    RISCVDataKind kind;
+    unsigned size, n = accesses_of(m, bits, &kind, &size);
     HeldAccess *h;
 
-    if (kind == RISCV_DATA_NONE) {
-        m->out(m->opaque, insn, bits, NULL);
+    if (!n) {
+        m->out(m->opaque, insn, bits, NULL, 0);
         return true;
     }
-    h = fifo_peek(&m->accesses);
-    if (!h) {
+    if (!fifo_at(&m->accesses, n - 1)) {
         return false;
     }
+    h = fifo_peek(&m->accesses);
     if (kind == RISCV_DATA_SC &&
         (h->a.dtype != ETRACE_DTYPE_STORE || h->a.dsize != size ||
          (!h->no_address && h->a.daddr != m->lr_addr))) {
         m->stats.failed_sc++;
-        m->out(m->opaque, insn, bits, NULL);
+        m->out(m->opaque, insn, bits, NULL, 0);
         return true;
     }
-    if (!dtype_fits(kind, h->a.dtype) ||
-        (kind != RISCV_DATA_CSR && h->a.dsize != size)) {
-        m->stats.mismatched++;
-        m->out(m->opaque, insn, bits, NULL);
-    } else {
-        if (bits_is_lr(bits)) {
-            m->lr_addr = h->a.daddr;
+    for (unsigned i = 0; i < n; i++) {
+        h = fifo_at(&m->accesses, i);
+        if (!access_fits(h, kind, size)) {
+            m->stats.mismatched++;
+            m->out(m->opaque, insn, bits, NULL, 0);
+            fifo_pop(&m->accesses);
+            return true;
         }
-        m->stats.matched++;
-        m->out(m->opaque, insn, bits, &h->a);
+        a[i] = h->a;
     }
-    fifo_pop(&m->accesses);
+    if (bits_is_lr(bits)) {
+        m->lr_addr = a[0].daddr;
+    }
+    m->stats.matched += n;
+    m->out(m->opaque, insn, bits, a, n);
+    for (unsigned i = 0; i < n; i++) {
+        fifo_pop(&m->accesses);
+    }
     return true;
 }
 
@@ -191,15 +226,15 @@ void etrace_data_match_flush(ETraceDataMatch *m)
 
     drain(m);
     while ((h = fifo_peek(&m->insns))) {
-        unsigned size;
-        RISCVDataKind kind = riscv_insn_data_access(h->bits, m->xlen, &size);
+        RISCVDataKind kind;
+        unsigned size, n = accesses_of(m, h->bits, &kind, &size);
 
         if (kind == RISCV_DATA_SC) {
             m->stats.failed_sc++;
-        } else if (kind != RISCV_DATA_NONE) {
+        } else if (n) {
             m->stats.missing++;
         }
-        m->out(m->opaque, &h->insn, h->bits, NULL);
+        m->out(m->opaque, &h->insn, h->bits, NULL, 0);
         fifo_pop(&m->insns);
         drain(m);
     }

@@ -4,7 +4,8 @@
  *
  * Data packets carry no instruction address: the decoder gives the n-th
  * access to the n-th instruction that reports one
- * (riscv_insn_data_access()).  The two arrive in different orders: the
+ * (riscv_insn_data_accesses(); Zcmp's push and pop report one per word,
+ * which go to their instruction together).  The two arrive in different orders: the
  * encoder sends a block's data packets after the block, so an
  * instruction packet may report instructions whose accesses follow it,
  * while a run of branches predicted or not yet reported leaves the
@@ -38,12 +39,13 @@
 #include "etrace-data.h"
 
 /*
- * An instruction with its access (NULL: none; for an instruction that
- * reports one, a failed SC or a missing access) and the instruction
+ * An instruction with its n accesses a (0: none; for an instruction that
+ * reports some, a failed SC or missing accesses) and the instruction
  * bits it was matched on.
  */
 typedef void ETraceDataInsnFn(void *opaque, const ETraceDecInsn *insn,
-                              uint32_t bits, const ETraceDataAccess *a);
+                              uint32_t bits, const ETraceDataAccess *a,
+                              unsigned n);
 
 typedef struct ETraceDataMatchStats {
     uint64_t matched;       /* accesses given to their instruction */
@@ -55,9 +57,12 @@ typedef struct ETraceDataMatchStats {
 
 typedef struct ETraceDataMatch ETraceDataMatch;
 
-/* xlen: the hart's; out gets the instructions. */
-ETraceDataMatch *etrace_data_match_new(unsigned xlen, ETraceDataInsnFn *out,
-                                       void *opaque);
+/*
+ * xlen: the hart's; isa: its RISCV_INSN_ISA_* (ETraceDecoderConfig.isa);
+ * out gets the instructions.
+ */
+ETraceDataMatch *etrace_data_match_new(unsigned xlen, unsigned isa,
+                                       ETraceDataInsnFn *out, void *opaque);
 void etrace_data_match_free(ETraceDataMatch *m);
 /* The next retired instruction and its first 32 bits. */
 void etrace_data_match_insn(ETraceDataMatch *m, const ETraceDecInsn *insn,
