@@ -329,22 +329,24 @@ static RISCVDataKind data_access16(uint32_t insn, unsigned xlen,
 
 /*
  * Zcmp's and Zcmt's encodings (c.fsdsp's): the words of cm.push (stores)
- * and of the pops (loads), as many as registers in rlist (4: ra, 5: ra
- * and s0, ... 14: ra and s0-s9, 15: ra and s0-s11); none for the rest.
+ * and of the pops (loads), the accesses of several words the classifier
+ * finds, as many as registers in rlist (4: ra, 5: ra and s0, ... 14: ra
+ * and s0-s9, 15: ra and s0-s11; below 4 reserved); none for the rest.
  */
 static RISCVDataKind data_access_zcm(uint32_t insn, unsigned xlen,
                                      unsigned isa, unsigned *size,
                                      unsigned *count)
 {
-    unsigned op = bits(insn, 12, 8), rlist = bits(insn, 7, 4);
+    unsigned rlist = bits(insn, 7, 4);
+    RISCVInsnClass c;
 
-    if (!(isa & RISCV_INSN_ISA_ZCMP) || rlist < 4 ||
-        (op != 0x18 && op != 0x1a && op != 0x1c && op != 0x1e)) {
+    if (!riscv_classify_insn_isa(insn, xlen, isa, &c) || !c.several ||
+        rlist < 4) {
         return RISCV_DATA_NONE;
     }
     *size = xlen == 64 ? 3 : 2;
     *count = rlist == 15 ? 13 : rlist - 3;
-    return op == 0x18 ? RISCV_DATA_STORE : RISCV_DATA_LOAD;
+    return c.stores ? RISCV_DATA_STORE : RISCV_DATA_LOAD;
 }
 
 RISCVDataKind riscv_insn_data_accesses(uint32_t insn, unsigned xlen,
