@@ -1005,9 +1005,7 @@ size_t quiet_run(NTraceEncoder *e, const ETracePackedBlock *pb, size_t i,
                  size_t n, uint64_t mask, uint64_t want, unsigned sync_mode,
                  bool hist_mode)
 {
-    const ETracePackedBlock *p = &pb[i];
-    const ETracePackedBlock *end = &pb[n - i > ETRACE_PACKED_UNITS_MAX ?
-                                       i + ETRACE_PACKED_UNITS_MAX : n];
+    const ETracePackedBlock *p = &pb[i], *end = &pb[n];
     uint64_t want_run = want ^ ETRACE_PB_PLAIN ^ ETRACE_PB_RUN;
     uint32_t stop_itypes = 1u << RISCV_ITYPE_EXCEPTION |
                            1u << RISCV_ITYPE_INTERRUPT;
