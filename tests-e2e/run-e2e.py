@@ -25,6 +25,13 @@
 # A guest command line with ntrace=M traces in N-trace (trTeInstMode M);
 # the decoder is then run with --format ntrace.
 #
+# --rnmi SYMBOL: the hart's RNMI vector is the guest's SYMBOL
+# (rnmi-interrupt-vector, found with nm).  Once the guest prints
+# "rnmi: ready" its RNMI line is raised through the qtest protocol
+# (set_irq_in on a socket; TCG still runs the guest), as nothing on virt
+# raises it; when the guest's word rnmi_taken is not 0 the line is
+# lowered and its word rnmi_release set (tests-e2e/e2e_rnmi.c).
+#
 # The test passes when QEMU's guest passes, the decoder exits with 0 and
 # every hart's decoded trace matches its execlog.  On failure the files
 # stay in --workdir for inspection.
@@ -35,6 +42,7 @@ import argparse
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -86,6 +94,73 @@ def save_rom(args):
         raise RuntimeError('pmemsave did not write rom.bin')
 
 
+def symbol_address(elf, name):
+    """The address of symbol name in elf (nm of the guest's toolchain)."""
+    out = subprocess.run(['riscv64-unknown-elf-nm', elf], check=True,
+                         stdout=subprocess.PIPE, text=True).stdout
+    for line in out.splitlines():
+        fields = line.split()
+        if len(fields) == 3 and fields[2] == name:
+            return int(fields[0], 16)
+    raise RuntimeError('%s: no symbol %s' % (elf, name))
+
+
+def qtest_command(sock, command):
+    """One qtest protocol command; its answer must be OK.  The answer."""
+    sock.sendall((command + '\n').encode())
+    answer = b''
+    while not answer.endswith(b'\n'):
+        chunk = sock.recv(256)
+        if not chunk:
+            raise RuntimeError('qtest: the connection closed')
+        answer += chunk
+    if not answer.startswith(b'OK'):
+        raise RuntimeError('qtest: %s: %s' % (command, answer.decode()))
+    return answer.decode().split()
+
+
+def raise_rnmi(args):
+    """Raise hart 0's RNMI line until its handler has taken it."""
+    irq = 'set_irq_in /machine/soc0/harts[0] riscv.cpu.rnmi 0 '
+    taken = symbol_address(args.elf, 'rnmi_taken')
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.connect('qtest.sock')
+        qtest_command(sock, irq + '1')
+        deadline = time.time() + QEMU_TIMEOUT / 2
+        while int(qtest_command(sock, 'readl 0x%x' % taken)[1], 16) == 0:
+            if time.time() > deadline:
+                raise RuntimeError('the RNMI was not taken')
+            time.sleep(0.001)
+        qtest_command(sock, irq + '0')
+        qtest_command(sock, 'writel 0x%x 1' %
+                      symbol_address(args.elf, 'rnmi_release'))
+
+
+def run_guest_rnmi(args, cmd):
+    """
+    The guest's run, with the hart's RNMI raised once the guest says it
+    is ready (raise_rnmi()); the exit status and the serial output.
+    """
+    cmd = cmd + ['-accel', 'tcg', '-qtest-log', 'none',
+                 '-qtest', 'unix:qtest.sock,server=on,wait=off']
+    log('$ ' + ' '.join(cmd))
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True,
+                         errors='replace')
+    out = []
+    try:
+        for line in p.stdout:
+            out.append(line)
+            if line.startswith('rnmi: ready'):
+                raise_rnmi(args)
+        p.wait(timeout=QEMU_TIMEOUT)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    return p.returncode, ''.join(out)
+
+
 def run_guest(args):
     cmd = qemu_base(args) + ['-monitor', 'none', '-serial', 'stdio']
     if args.full_speed:
@@ -94,16 +169,20 @@ def run_guest(args):
         cmd += ['-plugin', args.plugin, '-d', 'plugin', '-D', 'exec.log']
     if args.memlog:
         cmd += ['-plugin', args.memlog + ',out=memlog.txt']
-    p = run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True, errors='replace', timeout=QEMU_TIMEOUT)
+    if args.rnmi:
+        returncode, stdout = run_guest_rnmi(args, cmd)
+    else:
+        p = run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                text=True, errors='replace', timeout=QEMU_TIMEOUT)
+        returncode, stdout = p.returncode, p.stdout
     with open('serial.txt', 'w') as f:
-        f.write(p.stdout)
-    for line in p.stdout.splitlines():
+        f.write(stdout)
+    for line in stdout.splitlines():
         log('guest: ' + line)
-    if p.returncode != 0:
+    if returncode != 0:
         raise RuntimeError('the guest failed (QEMU exit status %d)' %
-                           p.returncode)
-    return p.stdout
+                           returncode)
+    return stdout
 
 
 def join_files(out, parts):
@@ -339,6 +418,9 @@ def main():
     ap.add_argument('--memlog', metavar='PLUGIN',
                     help='data trace: log memory accesses with this plugin '
                     'and compare the decoded ones (compare-data.py)')
+    ap.add_argument('--rnmi', metavar='SYMBOL',
+                    help='the RNMI vector is SYMBOL; raise the RNMI when '
+                    'the guest prints "rnmi: ready" (qtest protocol)')
     args = ap.parse_args()
     if args.memlog:
         args.memlog = os.path.abspath(args.memlog)
@@ -349,6 +431,9 @@ def main():
     args.qemu, args.plugin, args.decoder, args.elf = (
         os.path.abspath(p) for p in (args.qemu, args.plugin, args.decoder,
                                      args.elf))
+    if args.rnmi:
+        args.cpu += ',rnmi-interrupt-vector=0x%x' % symbol_address(
+            args.elf, args.rnmi)
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
     os.chdir(args.workdir)
