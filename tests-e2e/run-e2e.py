@@ -94,15 +94,19 @@ def save_rom(args):
         raise RuntimeError('pmemsave did not write rom.bin')
 
 
-def symbol_address(elf, name):
-    """The address of symbol name in elf (nm of the guest's toolchain)."""
+def symbol_addresses(elf, names):
+    """The addresses of the symbols names in elf (the toolchain's nm)."""
     out = subprocess.run(['riscv64-unknown-elf-nm', elf], check=True,
                          stdout=subprocess.PIPE, text=True).stdout
+    found = {}
     for line in out.splitlines():
         fields = line.split()
-        if len(fields) == 3 and fields[2] == name:
-            return int(fields[0], 16)
-    raise RuntimeError('%s: no symbol %s' % (elf, name))
+        if len(fields) == 3 and fields[2] in names:
+            found[fields[2]] = int(fields[0], 16)
+    missing = [n for n in names if n not in found]
+    if missing:
+        raise RuntimeError('%s: no symbol %s' % (elf, ', '.join(missing)))
+    return [found[n] for n in names]
 
 
 def qtest_command(sock, command):
@@ -122,18 +126,17 @@ def qtest_command(sock, command):
 def raise_rnmi(args):
     """Raise hart 0's RNMI line until its handler has taken it."""
     irq = 'set_irq_in /machine/soc0/harts[0] riscv.cpu.rnmi 0 '
-    taken = symbol_address(args.elf, 'rnmi_taken')
     with socket.socket(socket.AF_UNIX) as sock:
         sock.connect('qtest.sock')
         qtest_command(sock, irq + '1')
         deadline = time.time() + QEMU_TIMEOUT / 2
-        while int(qtest_command(sock, 'readl 0x%x' % taken)[1], 16) == 0:
+        while int(qtest_command(sock, 'readl 0x%x' %
+                                args.rnmi_taken)[1], 16) == 0:
             if time.time() > deadline:
                 raise RuntimeError('the RNMI was not taken')
             time.sleep(0.001)
         qtest_command(sock, irq + '0')
-        qtest_command(sock, 'writel 0x%x 1' %
-                      symbol_address(args.elf, 'rnmi_release'))
+        qtest_command(sock, 'writel 0x%x 1' % args.rnmi_release)
 
 
 def run_guest_rnmi(args, cmd):
@@ -432,8 +435,9 @@ def main():
         os.path.abspath(p) for p in (args.qemu, args.plugin, args.decoder,
                                      args.elf))
     if args.rnmi:
-        args.cpu += ',rnmi-interrupt-vector=0x%x' % symbol_address(
-            args.elf, args.rnmi)
+        vector, args.rnmi_taken, args.rnmi_release = symbol_addresses(
+            args.elf, [args.rnmi, 'rnmi_taken', 'rnmi_release'])
+        args.cpu += ',rnmi-interrupt-vector=0x%x' % vector
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
     os.chdir(args.workdir)
