@@ -1908,6 +1908,71 @@ static void test_predicted_loop_packed(void)
     h_free(h);
 }
 
+/*
+ * In the default modes the loop of packed blocks sends the reports of
+ * returns and the full maps itself (quiet_run_reports()): a report, 31
+ * branches whose map goes out (the last report is no longer ambiguous:
+ * no report of the xRET is forced when the privilege changes after it),
+ * a return to a block of one instruction (reported when the next block
+ * comes), give exactly the bytes of the same blocks one at a time
+ * through the general path, with or without full addresses.
+ */
+static void test_reports_packed(void)
+{
+    for (unsigned full = 0; full < 2; full++) {
+        Harness *h = h_new(64, ETRACE_ARCH_1_1);
+        ETraceOptions o = { .full_address = full };
+        ETraceBlock b[48];
+        ETracePackedBlock pb[48];
+        Output out[2] = {
+            { .bytes = g_byte_array_new() }, { .bytes = g_byte_array_new() },
+        };
+        uint8_t buf[4096];
+        ETraceWindow win = { .pos = buf, .end = buf + sizeof(buf) };
+        ETraceEncoder *e[2];
+        unsigned n = 0;
+
+        b[n++] = mk(h, 0x1000, 0x1008, 4, RISCV_ITYPE_NONE);
+        b[n++] = mk(h, 0x1010, 0x1014, 4, RISCV_ITYPE_RETURN);
+        b[n++] = mk(h, 0x3000, 0x3008, 4, RISCV_ITYPE_RETURN);
+        b[n++] = mk(h, 0x3100, 0x3100, 4, RISCV_ITYPE_NOT_TAKEN_BRANCH);
+        b[n++] = mk(h, 0x3104, 0x3108, 4, RISCV_ITYPE_NONE);
+        for (unsigned i = 0; i < 31; i++) {
+            b[n++] = mk(h, 0x4000, 0x4004, 4, i % 3 ?
+                        RISCV_ITYPE_TAKEN_BRANCH :
+                        RISCV_ITYPE_NOT_TAKEN_BRANCH);
+        }
+        b[n++] = mk(h, 0x4008, 0x400c, 4, RISCV_ITYPE_TRAP_RETURN);
+        h->priv = 0;
+        b[n++] = mk(h, 0x5000, 0x5004, 4, RISCV_ITYPE_NONE);
+        for (unsigned k = 0; k < 2; k++) {
+            e[k] = etrace_encoder_new(&h->p, collect, &out[k]);
+            g_assert_nonnull(e[k]);
+            etrace_encoder_set_fast_paths(e[k], k == 0);
+            etrace_encoder_set_window(e[k], k == 0 ? &win : NULL);
+            etrace_encoder_start(e[k], &o);
+        }
+        for (unsigned i = 0; i < n; i++) {
+            pb[i] = packed_of(&b[i]);
+            etrace_encoder_block(e[1], &b[i]);
+        }
+        g_assert_cmpuint(etrace_encoder_packed(e[0], pb, n, 0, 0, 0), ==, n);
+        for (unsigned k = 0; k < 2; k++) {
+            etrace_encoder_stop(e[k]);
+            etrace_encoder_free(e[k]);
+        }
+        g_assert_cmpuint(out[0].bytes->len, ==, 0);
+        g_assert_cmpmem(buf, win.pos - buf, out[1].bytes->data,
+                        out[1].bytes->len);
+        /* (9 if the xRET were reported before the privilege change) */
+        g_assert_cmpuint(out[1].packets, ==, 8);
+        for (unsigned k = 0; k < 2; k++) {
+            g_byte_array_unref(out[k].bytes);
+        }
+        h_free(h);
+    }
+}
+
 /* Runs of a stream for test_predicted_runs(): packed, and counted. */
 typedef struct RunsOut {
     ETraceEncoder *e;
@@ -2278,6 +2343,7 @@ int main(int argc, char **argv)
     g_test_add_func("/etrace-encoder/predicted-loop-packed",
                     test_predicted_loop_packed);
     g_test_add_func("/etrace-encoder/run-totals", test_run_totals);
+    g_test_add_func("/etrace-encoder/reports-packed", test_reports_packed);
     g_test_add_func("/etrace-encoder/predicted-runs", test_predicted_runs);
     g_test_add_func("/etrace-encoder/sync-hook", test_sync_hook);
     g_test_add_func("/etrace-encoder/bpred-step", test_bpred_step);

@@ -130,6 +130,7 @@ struct ETraceEncoder {
     uint64_t instructions;  /* (apart: two scalar adds beat a vector one) */
     uint32_t branch_map;
     uint8_t pending_act;    /* see pending_action() */
+    uint8_t quiet_acts;     /* pending_act a quiet run takes: set_quiet() */
     bool prev_implicit_ret;
     bool branch_since_ret;
     bool bpred_on;          /* o.branch_prediction */
@@ -1650,6 +1651,25 @@ void etrace_encoder_free(ETraceEncoder *e)
     }
 }
 
+/*
+ * What a quiet run takes (take_quiet_run()): in the modes of
+ * quiet_run_reports(), uninferable jumps and runs too; else the calls,
+ * returns and branches of quiet_run(), which takes runs with prediction
+ * only, and not counting.
+ */
+static void set_quiet(ETraceEncoder *e)
+{
+    bool count_units = etrace_options_count_units(&e->o);
+    bool reports = !e->bpred_on && !count_units &&
+                   e->o.implicit_return == ETRACE_IR_OFF &&
+                   !e->o.jump_target_cache && !e->block_done;
+
+    e->quiet_acts = reports ? ACT_BRANCH | ACT_UPDISCON | ACT_REPORT :
+                    ACT_QUIET;
+    e->quiet_stop = reports || (e->bpred_on && e->run_indexes_fit &&
+                                !count_units) ? 0 : ETRACE_PB_RUN;
+}
+
 void etrace_encoder_start(ETraceEncoder *e, const ETraceOptions *o)
 {
     ETraceQualStatus qual = ETRACE_QUAL_NO_CHANGE;
@@ -1684,9 +1704,7 @@ void etrace_encoder_start(ETraceEncoder *e, const ETraceOptions *o)
                       &e->instructions :
                       e->o.sync_mode == ETRACE_SYNC_HALFWORDS ?
                       &e->halfwords : &no_units;
-    /* quiet_run() takes runs with prediction only, and not counting */
-    e->quiet_stop = e->bpred_on && e->run_indexes_fit &&
-                    !etrace_options_count_units(&e->o) ? 0 : ETRACE_PB_RUN;
+    set_quiet(e);
     e->enabled = true;
     e->in_run = false;
     e->have_pending = false;
@@ -2389,6 +2407,283 @@ _Static_assert(ETRACE_PB_SIJUMP_SHIFT >= 4 && ACT_SIJUMP == 16,
                "quiet_run() moves the sijump bit to bit 4 with one shift");
 _Static_assert(ACT_BRANCH == 1, "quiet_run() counts branches by adding act");
 
+/*
+ * The packets of quiet_run_reports(), in locals: the pending branches,
+ * the differential addresses' reference, and the output window.
+ */
+typedef struct QuietReports {
+    uint64_t branches;
+    uint32_t map;
+    bool packets;           /* packets were sent (or packed to nothing) */
+    bool reported;          /* an address among them */
+    bool ambiguous;         /* ambiguous_report after the last */
+    uint64_t last_addr;
+    uint64_t base_mask;     /* 0 with full addresses */
+    uint64_t left;          /* packets before a resync could come due */
+    uint8_t *pos;
+    const uint8_t *end;
+    uint64_t sent[3];       /* formats 1 and 2 */
+    uint64_t bytes;
+} QuietReports;
+
+/* Whether qr can send n more packets (not before a resync) */
+static inline bool quiet_reports_room(const QuietReports *qr, unsigned n)
+{
+    return qr->left >= n &&
+           (size_t)(qr->end - qr->pos) >= n * ETRACE_MAX_PACKET;
+}
+
+/* A format 1 or 2 packet of len bytes at qr->pos was packed */
+static inline void quiet_packet(QuietReports *qr, unsigned format,
+                                size_t len)
+{
+    if (len) {
+        qr->sent[format]++;
+        qr->bytes += len;
+        qr->pos += len;
+        qr->left--;
+    }
+    qr->packets = true;
+    qr->branches = 0;
+    qr->map = 0;
+}
+
+/*
+ * The report of the instruction at addr (masked), as send_address() with
+ * REASON_UPDISCON sends it in these modes: format 1 with the pending
+ * branches, or 2 without, and no flags.
+ */
+static inline __attribute__((always_inline))
+void quiet_report(const ETraceEncoder *e, QuietReports *qr, uint64_t addr)
+{
+    unsigned format = qr->branches ? 1 : 2;
+    uint64_t address = (addr - (qr->last_addr & qr->base_mask)) &
+                       e->addr_mask;
+    size_t len = etrace_packet_pack_f12_plain(&e->packer, format,
+                                              qr->branches, qr->map,
+                                              address, qr->pos);
+
+    if (!len) {
+        len = etrace_packet_pack_f12(&e->packer, format, qr->branches,
+                                     qr->map, address, false, false, false,
+                                     e->calls.depth, qr->pos);
+    }
+    quiet_packet(qr, format, len);
+    qr->last_addr = addr;
+    qr->reported = true;
+    qr->ambiguous = true;
+}
+
+/* A full map, as send_branches() sends it without prediction */
+static void quiet_map(const ETraceEncoder *e, QuietReports *qr)
+{
+    quiet_packet(qr, 1, etrace_packet_pack_f12(&e->packer, 1, 0, qr->map, 0,
+                                               false, false, false,
+                                               e->calls.depth, qr->pos));
+    qr->ambiguous = false;
+}
+
+/*
+ * n branches join the map, the oldest in bit 0 of bits (1 = not taken),
+ * and each full map goes out (as in take_run_fast())
+ */
+static inline void quiet_join(const ETraceEncoder *e, QuietReports *qr,
+                              uint64_t bits, unsigned n)
+{
+    while (n) {
+        unsigned room = MAX_MAP_BRANCHES - qr->branches;
+        unsigned take = n < room ? n : room;
+
+        qr->map |= (uint32_t)(bits & ((UINT64_C(1) << take) - 1)) <<
+                   qr->branches;
+        qr->branches += take;
+        bits >>= take;
+        n -= take;
+        if (qr->branches == MAX_MAP_BRANCHES) {
+            quiet_map(e, qr);
+        }
+    }
+}
+
+/*
+ * The first instruction of a plain block at iaddr after an uninferable
+ * jump: reported now if the block has more instructions, else when the
+ * next block comes (ACT_REPORT).
+ */
+static inline __attribute__((always_inline))
+unsigned quiet_report_first(const ETraceEncoder *e, QuietReports *qr,
+                            uint64_t iaddr, uint64_t info)
+{
+    if (packed_single(info)) {
+        return ACT_REPORT;
+    }
+    quiet_report(e, qr, iaddr & e->addr_mask);
+    return 0;
+}
+
+/*
+ * The quiet run of the modes without branch prediction, implicit return,
+ * jump target cache or a resync by instructions or half-words (the
+ * defaults): no call, return or prediction to follow, and the packets
+ * are sent in the loop, as the paths block by block send them.  The
+ * first instruction after an uninferable jump (a return) is reported,
+ * with the pending branches, once the block after it is known to be
+ * plain (report_jump_target(), report_pending()): at once when the
+ * jump's successor has more than one instruction, else (ACT_REPORT)
+ * when the next block comes.  Runs join the map as in take_run_fast()
+ * (and run_report_target()), and a full map goes out as send_map()
+ * sends it.  The loop stops before a run after an uninferable jump, a
+ * reported branch that fills the map, a packet without room in the
+ * window or that could make a resync due (sync mode packets), and where
+ * quiet_run() would: the general path takes that block.  Every return
+ * is a packet in these modes; in this loop, with the state in
+ * registers, it costs about half what the paths block by block did.
+ */
+static __attribute__((noinline))
+size_t quiet_run_reports(ETraceEncoder *e, const ETracePackedBlock *pb,
+                         size_t i, size_t n, uint64_t context,
+                         uint64_t stop_mask)
+{
+    const ETracePackedBlock *p = &pb[i], *first = p, *end = &pb[n];
+    uint64_t mask = e->packed_mask | ETRACE_PB_PLAIN | ETRACE_PB_RUN |
+                    stop_mask;
+    uint64_t want = e->packed_want | ETRACE_PB_PLAIN;
+    uint64_t run_mask = e->packed_mask | ETRACE_PB_RUN | stop_mask;
+    uint64_t run_want = e->packed_want | ETRACE_PB_RUN;
+    uint64_t addr_mask = e->addr_mask;
+    uint64_t halfwords = e->halfwords, instructions = e->instructions;
+    QuietReports qr = {
+        .branches = e->branches, .map = e->branch_map,
+        .ambiguous = e->ambiguous_report, .last_addr = e->last_addr,
+        .base_mask = e->o.full_address ? 0 : addr_mask,
+        .left = e->resync_units == &e->te_insts ?
+                units_left(e->te_insts, e->resync_fast_end) : UINT64_MAX,
+        .pos = e->win ? e->win->pos : NULL,
+        .end = e->win ? e->win->end : NULL,
+    };
+    unsigned act = e->pending_act;
+    bool taken = e->pending.itype == RISCV_ITYPE_TAKEN_BRANCH;
+    bool joined = false, run_last = false;
+
+    if (qr.branches >= MAX_MAP_BRANCHES) {
+        return i;
+    }
+    for (; p < end; p++) {
+        uint64_t info = p->info;
+        unsigned branch = act & ACT_BRANCH;
+        bool report = act & ACT_REPORT;
+
+        __builtin_prefetch(p + QUIET_PREFETCH);
+        if ((info & mask) != want) {
+            uint64_t run = run_map_of(p->iaddr, info);
+            unsigned k = run_length(run), held, joins;
+
+            /* a run after a branch or nothing, perhaps reported first */
+            if ((info & run_mask) != run_want || (act & ACT_UPDISCON) || !k ||
+                (report && qr.branches + branch >= MAX_MAP_BRANCHES)) {
+                break;
+            }
+            /* then the pending branch unless reported, and the run's */
+            held = report ? 0 : qr.branches + branch;
+            joins = k - 1 + (report ? 0 : branch);
+            if ((report || held + k - 1 >= MAX_MAP_BRANCHES) &&
+                !quiet_reports_room(&qr, report + (held + k - 1) /
+                                         MAX_MAP_BRANCHES)) {
+                break;
+            }
+            if (report) {
+                qr.map |= (uint32_t)(branch & !taken) << qr.branches;
+                qr.branches += branch;
+                joined |= branch;
+                quiet_report(e, &qr, p > first ? p[-1].iaddr & addr_mask :
+                                     e->pending.iaddr);
+                branch = 0;
+            }
+            run = (run & ~(UINT64_C(1) << k)) << branch | (branch & !taken);
+            quiet_join(e, &qr, run, joins);
+            joined |= joins > 0;
+            taken = !(run >> joins & 1);
+            act = ACT_BRANCH;
+            halfwords += pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16);
+            instructions += pb_field(info, ETRACE_PB_NINSNS_SHIFT, 16) ?: 1;
+            run_last = true;
+            continue;
+        }
+        /* (the branch of a reported instruction may not fill the map) */
+        if ((report && qr.branches + branch >= MAX_MAP_BRANCHES) ||
+            ((act & (ACT_REPORT | ACT_UPDISCON) ||
+              qr.branches + branch >= MAX_MAP_BRANCHES) &&
+             !quiet_reports_room(&qr, 2))) {
+            break;
+        }
+        if (branch) {
+            qr.map |= (uint32_t)!taken << qr.branches;
+            qr.branches++;
+            joined = true;
+            if (qr.branches == MAX_MAP_BRANCHES) {
+                quiet_map(e, &qr);
+            }
+        }
+        if (report) {
+            /* the pending instruction, of one instruction */
+            quiet_report(e, &qr, p > first ? p[-1].iaddr & addr_mask :
+                                 e->pending.iaddr);
+        }
+        act = packed_action(e, info) |
+              (act & ACT_UPDISCON ? quiet_report_first(e, &qr, p->iaddr,
+                                                       info) : 0);
+        taken = pb_field(info, ETRACE_PB_ITYPE_SHIFT, 4) ==
+                RISCV_ITYPE_TAKEN_BRANCH;
+        halfwords += pb_field(info, ETRACE_PB_IRETIRE_SHIFT, 16);
+        instructions += pb_field(info, ETRACE_PB_NINSNS_SHIFT, 16) ?: 1;
+        run_last = false;
+    }
+    if (p == first) {
+        return i;
+    }
+    if (qr.packets) {
+        e->stats.packets[1] += qr.sent[1];
+        e->stats.packets[2] += qr.sent[2];
+        e->stats.bytes += qr.bytes;
+        e->te_insts += qr.sent[1] + qr.sent[2];
+        e->win->pos = qr.pos;
+        e->pbc = 0;
+        e->ambiguous_report = qr.ambiguous;
+    }
+    if (qr.reported) {
+        /* what send_address() and report_pending() leave */
+        e->last_addr = qr.last_addr;
+        e->last_report_updiscon = true;
+        e->cur_mispredicted = false;
+        e->prev_ret_miss = false;
+        e->prev_exact = false;
+        e->prev_context = context;
+    }
+    e->branches = qr.branches;
+    e->branch_map = qr.map;
+    e->branch_since_ret |= joined;
+    e->prev_implicit_ret = false;
+    if (run_last) {
+        uint64_t info = p[-1].info, iaddr = p[-1].iaddr;
+        unsigned k = run_length(run_map_of(iaddr, info));
+
+        pend_run_branch(e, !taken,
+                        pb_field(info, ETRACE_PB_PRIV_SHIFT, 3) & e->priv_mask,
+                        context, info & ETRACE_PB_RUN_INDEXED ?
+                        run_branch_addr(iaddr >> ETRACE_RUN_INDEX_SHIFT, k,
+                                        k - 1) : 0);
+    } else {
+        store_packed(e, p[-1].iaddr, p[-1].info, context);
+        e->pending_act = act;
+    }
+    /* prev_updiscon: the last block's first instruction awaits a report */
+    e->prev_updiscon = act & ACT_REPORT;
+    /* (store_packed() counted the last block again) */
+    e->halfwords = halfwords;
+    e->instructions = instructions;
+    return p - pb;
+}
+
 static size_t take_quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb,
                              size_t i, size_t n, uint64_t context,
                              uint64_t stop_mask)
@@ -2397,6 +2692,9 @@ static size_t take_quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb,
 
     if (!count_units && *e->resync_units >= e->resync_fast_end) {
         return i;
+    }
+    if (e->quiet_acts & ACT_UPDISCON) {
+        return quiet_run_reports(e, pb, i, n, context, stop_mask);
     }
     if (e->bpred_on) {
         return count_units ?
@@ -2554,7 +2852,7 @@ size_t etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
         } else if (!ctype && e->fast_ok && !e->block_done &&
                    !(pb[i].info & e->quiet_stop) &&
                    !((e->pending_act | packed_action(e, pb[i].info)) &
-                     ~ACT_QUIET)) {
+                     ~e->quiet_acts)) {
             /*
              * (a run takes more than this block, or its set-up costs
              * more than the block-at-a-time path below; it would stop
@@ -2639,6 +2937,7 @@ void etrace_encoder_set_block_done(ETraceEncoder *e, ETraceBlockDoneFn *fn,
 {
     e->block_done = fn;
     e->block_done_opaque = opaque;
+    set_quiet(e);
 }
 
 void etrace_encoder_set_sync_hook(ETraceEncoder *e, ETraceSyncHookFn *fn,
