@@ -117,7 +117,8 @@ static bool trace_is_branch(uint64_t info)
 static void trace_run_end(CPURISCVState *env)
 {
     RISCVTraceRun *run = &env->trace_run;
-    uint64_t map = run->map, newest = run->newest.info;
+    uint64_t map = run->map;
+    uint64_t newest = riscv_trace_info_of_held(run->newest.info);
     unsigned branches = 63 - ctz64(map);     /* WHOLE: 63, NONE: 0 */
     uint64_t units = run->units;
     RISCVTraceRecord *slot;

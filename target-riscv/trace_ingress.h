@@ -124,6 +124,48 @@ typedef ETracePackedBlock RISCVTraceRecord;
 /* iretire and ninsns: the sums of 61 blocks stay in their fields */
 #define RISCV_TRACE_RUN_UNITS       MAKE_64BIT_MASK(0, 32)
 
+/*
+ * newest.info holds the newest block's info word in 31 bits, so that
+ * translated code stores it with one 32-bit immediate: iretire in 11
+ * bits (a TB's 512 instructions are at most 1024 half-words), ninsns in
+ * 10, then bits 32 to 41 (itype to ETRACE_PB_PLAIN).  A block whose
+ * info does not fit is never held.
+ */
+#define RISCV_TRACE_HELD_NINSNS_SHIFT   11
+#define RISCV_TRACE_HELD_HIGH_SHIFT     21
+#define RISCV_TRACE_HELD_PRIV_SHIFT \
+    (RISCV_TRACE_HELD_HIGH_SHIFT + ETRACE_PB_PRIV_SHIFT - 32)
+
+static inline bool riscv_trace_held_fits(uint64_t info)
+{
+    return extract64(info, ETRACE_PB_IRETIRE_SHIFT, 16) <
+           BIT(RISCV_TRACE_HELD_NINSNS_SHIFT) &&
+           extract64(info, ETRACE_PB_NINSNS_SHIFT, 16) <
+           BIT(RISCV_TRACE_HELD_HIGH_SHIFT - RISCV_TRACE_HELD_NINSNS_SHIFT) &&
+           !(info >> (32 + 31 - RISCV_TRACE_HELD_HIGH_SHIFT));
+}
+
+/* info (riscv_trace_held_fits()) as newest.info holds it */
+static inline uint64_t riscv_trace_held_of(uint64_t info)
+{
+    return extract64(info, ETRACE_PB_IRETIRE_SHIFT, 16) |
+           extract64(info, ETRACE_PB_NINSNS_SHIFT, 16) <<
+           RISCV_TRACE_HELD_NINSNS_SHIFT |
+           info >> 32 << RISCV_TRACE_HELD_HIGH_SHIFT;
+}
+
+/* The info word of newest.info */
+static inline uint64_t riscv_trace_info_of_held(uint64_t held)
+{
+    return deposit64(0, ETRACE_PB_IRETIRE_SHIFT, 16,
+                     extract64(held, 0, RISCV_TRACE_HELD_NINSNS_SHIFT)) |
+           deposit64(0, ETRACE_PB_NINSNS_SHIFT, 16,
+                     extract64(held, RISCV_TRACE_HELD_NINSNS_SHIFT,
+                               RISCV_TRACE_HELD_HIGH_SHIFT -
+                               RISCV_TRACE_HELD_NINSNS_SHIFT)) |
+           held >> RISCV_TRACE_HELD_HIGH_SHIFT << 32;
+}
+
 typedef struct RISCVTraceRun {
     uint64_t map;
     uint64_t units;             /* RISCV_TRACE_RUN_UNITS of the k held */
