@@ -36,6 +36,11 @@ import sys
 # line): instruction access fault, instruction page fault, instruction
 # guest-page fault.
 FETCH_FAULTS = {1, 12, 20}
+# A landing-pad fault (Zicfilp: a software-check exception, cause 18,
+# with tval 2) is raised at the start of the instruction, before it
+# executes: no execlog line either.  (An sspopchk that fails, tval 3,
+# executes and does not retire, as a fault.)
+SW_CHECK, SW_CHECK_LANDING_PAD = 18, 2
 # Exceptions of the instructions that retire, then trap: breakpoint
 # (ebreak, c.ebreak; a trigger's breakpoint comes before its instruction
 # executes, which the execlog then does not hold either) and the ecalls.
@@ -65,6 +70,11 @@ def parse_fields(words):
     return fields
 
 
+def landing_pad_fault(fields):
+    return (int(fields['cause']) == SW_CHECK and
+            int(fields.get('tvalepc', '-1'), 0) == SW_CHECK_LANDING_PAD)
+
+
 def read_decoded(path):
     segments = []
     seg = None
@@ -91,7 +101,8 @@ def read_decoded(path):
             if kind == 'trap' and fields.get('kind') == 'exception':
                 if 'cause' not in fields:
                     pending_skip = UNKNOWN_SKIP
-                elif int(fields['cause']) not in FETCH_FAULTS | RETIRED_TRAPS:
+                elif (int(fields['cause']) not in FETCH_FAULTS |
+                      RETIRED_TRAPS and not landing_pad_fault(fields)):
                     pending_skip += 1
             elif kind in ('gap', 'end', 'error'):
                 if seg is not None:
