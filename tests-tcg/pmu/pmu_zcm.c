@@ -13,7 +13,7 @@
 #include "pdis_test.h"
 #include "zcm.h"
 
-static volatile unsigned long scratch[4];
+static volatile unsigned long scratch[4];   /* COUNT_BLOCK()'s %1 */
 
 /* The events ev of one call (its li's and jal), from a block of its own */
 #define COUNT_CALL(ev, call) ({                                         \
@@ -55,6 +55,45 @@ static void test_counts(void)
     rv_rule("Zcmt: cm.jt is a jump (taken)");
     CHECK_EQ(COUNT_CALL(EV_DEC, VIA_JT), 9);
     CHECK_EQ(COUNT_CALL(EV_BRJMP_TK, VIA_JT), 3);
+    stop_all();
+}
+
+/*
+ * Events of counter 3 (U mode only) over zcm_via_jalt(5) in U, with
+ * JVT.mode mode: 1 is reserved, and cm.jalt an illegal instruction
+ * (raised by its helper), which the handler skips.
+ */
+static uint64_t count_jalt_in_u(uint64_t ev, unsigned mode)
+{
+    uint64_t c;
+
+    asm volatile("csrw %0, %1" : : "i"(CSR_JVT),
+                 "r"((unsigned long)zcm_jvt | mode) : "memory");
+    set_event(3, ev | MINH | SINH);
+    set_counter(3, 0);
+    csr_write(mcountinhibit, ~(1UL << 3));
+    if (mode) {
+        rv_trap_expect();
+    }
+    rv_run_in_mode(RV_MODE_U, zcm_via_jalt, 5);
+    csr_write(mcountinhibit, ~0UL);
+    c = get_counter(3);
+    if (mode) {
+        CHECK_EQ(rv_trap_cause(), 2);
+    }
+    zcm_setup();
+    return c;
+}
+
+static void test_jalt_fault(void)
+{
+    /* cm.jalt and add3's five, or nothing of them */
+    rv_rule("Zcmt: a cm.jalt that faults in its helper (JVT.mode 1) does "
+            "not retire, the instructions before it in its block do");
+    CHECK_EQ(count_jalt_in_u(EV_INST_RET, 0) -
+             count_jalt_in_u(EV_INST_RET, 1), 6);
+    rv_rule("... and it was decoded");
+    CHECK_EQ(count_jalt_in_u(EV_DEC, 0) - count_jalt_in_u(EV_DEC, 1), 5);
     stop_all();
 }
 
@@ -175,6 +214,7 @@ int main(void)
 {
     zcm_setup();
     test_counts();
+    test_jalt_fault();
     test_samples();
     test_pdis();
     return 0;
