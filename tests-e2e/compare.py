@@ -37,9 +37,11 @@ import sys
 # guest-page fault.
 FETCH_FAULTS = {1, 12, 20}
 # A landing-pad fault (Zicfilp: a software-check exception, cause 18,
-# with tval 2) is raised at the start of the instruction, before it
-# executes: no execlog line either.  (An sspopchk that fails, tval 3,
-# executes and does not retire, as a fault.)
+# with tval 2) at an instruction that is not a landing pad is raised at
+# its start, before it executes (no execlog line); one of an lpad whose
+# label or alignment is wrong, inside it (a line): either, as for
+# UNKNOWN_SKIP.  (An sspopchk that fails, tval 3, executes and does not
+# retire, as a fault.)
 SW_CHECK, SW_CHECK_LANDING_PAD = 18, 2
 # Exceptions of the instructions that retire, then trap: breakpoint
 # (ebreak, c.ebreak; a trigger's breakpoint comes before its instruction
@@ -99,10 +101,9 @@ def read_decoded(path):
             if seg is not None:
                 seg.events.append((len(seg.addrs), ' '.join(words)))
             if kind == 'trap' and fields.get('kind') == 'exception':
-                if 'cause' not in fields:
+                if 'cause' not in fields or landing_pad_fault(fields):
                     pending_skip = UNKNOWN_SKIP
-                elif (int(fields['cause']) not in FETCH_FAULTS |
-                      RETIRED_TRAPS and not landing_pad_fault(fields)):
+                elif int(fields['cause']) not in FETCH_FAULTS | RETIRED_TRAPS:
                     pending_skip += 1
             elif kind in ('gap', 'end', 'error'):
                 if seg is not None:

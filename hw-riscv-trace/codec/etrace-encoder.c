@@ -2595,8 +2595,8 @@ size_t quiet_run_reports(ETraceEncoder *e, const ETracePackedBlock *pb,
                 qr.map |= (uint32_t)(branch & !taken) << qr.branches;
                 qr.branches += branch;
                 joined |= branch;
-                quiet_report(e, &qr, p > first ? p[-1].iaddr & addr_mask :
-                                     e->pending.iaddr);
+                quiet_report(e, &qr, (p > first ? p[-1].iaddr :
+                                      e->pending.iaddr) & addr_mask);
                 branch = 0;
             }
             run = (run & ~(UINT64_C(1) << k)) << branch | (branch & !taken);
@@ -2626,8 +2626,8 @@ size_t quiet_run_reports(ETraceEncoder *e, const ETracePackedBlock *pb,
         }
         if (report) {
             /* the pending instruction, of one instruction */
-            quiet_report(e, &qr, p > first ? p[-1].iaddr & addr_mask :
-                                 e->pending.iaddr);
+            quiet_report(e, &qr, (p > first ? p[-1].iaddr :
+                                  e->pending.iaddr) & addr_mask);
         }
         act = packed_action(e, info) |
               (act & ACT_UPDISCON ? quiet_report_first(e, &qr, p->iaddr,

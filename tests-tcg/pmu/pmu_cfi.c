@@ -144,6 +144,23 @@ int main(void)
     CHECK_EQ(rv_csr_read_num(CSR_SENVCFG) & (ENVCFG_LPE | ENVCFG_SSE),
              ENVCFG_LPE | ENVCFG_SSE);
 
+#if RV_XLEN == 32
+    {
+        /* (SD, bit 31, is read-only: the write sets nothing) */
+        unsigned long m = csr_read(mstatus) | (1UL << 31);
+        unsigned long mpelp = 1UL << (MPELP_BIT - 32);
+
+        rv_rule("RV32: mstatush.MPELP is written through mstatush, and a "
+                "write of mstatus leaves it as it was");
+        csr_set(CSR_MSTATUSH, mpelp);
+        CHECK_EQ(rv_csr_read_num(CSR_MSTATUSH) & mpelp, mpelp);
+        csr_write(mstatus, m);
+        CHECK_EQ(rv_csr_read_num(CSR_MSTATUSH) & mpelp, mpelp);
+        csr_clear(CSR_MSTATUSH, mpelp);
+        csr_write(mstatus, m);
+        CHECK_EQ(rv_csr_read_num(CSR_MSTATUSH) & mpelp, 0);
+    }
+#endif
     for (int ss = 1; ss >= 0; ss--) {
         rv_rule(ss ? "an sspopchk that does not match, in the middle of a "
                      "block: a software-check exception" :

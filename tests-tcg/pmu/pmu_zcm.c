@@ -80,6 +80,7 @@ static uint64_t count_jalt_in_u(uint64_t ev, unsigned mode)
     c = get_counter(3);
     if (mode) {
         CHECK_EQ(rv_trap_cause(), 2);
+        CHECK_EQ(rv_last_trap.tval, 0xa082);    /* cm.jalt 32 */
     }
     zcm_setup();
     return c;
