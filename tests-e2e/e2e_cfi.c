@@ -13,35 +13,9 @@
  */
 #include "rvtest.h"
 #include "e2e_guest.h"
-
-#define CSR_SSP             0x011
-#define CSR_SENVCFG         0x10a
-#define CSR_MENVCFG         0x30a
-#define ENVCFG_LPE          (1UL << 2)
-#define ENVCFG_SSE          (1UL << 3)
-#define CAUSE_SW_CHECK      18
-#define MPELP_BIT           41      /* RV32: bit 9 of mstatush */
-
-/* No assembler of the toolchain knows them: their encodings */
-#define SSPUSH_RA           ".4byte 0xce104073\n"
-#define SSPOPCHK_RA         ".4byte 0xcdc0c073\n"
-#define SSPOPCHK_T0         ".4byte 0xcdc2c073\n"
-#define LPAD_0              ".4byte 0x00000017\n"
+#include "cfi.h"
 
 static unsigned long shadow_stack[64];
-static volatile unsigned long sw_checks;   /* the trap hook counts */
-
-static void on_sw_check(const struct rv_trap *t)
-{
-    if (t->cause == CAUSE_SW_CHECK && t->to == RV_MODE_M) {
-        sw_checks++;
-#if RV_XLEN == 32
-        csr_clear(CSR_MSTATUSH, 1UL << (MPELP_BIT - 32));
-#else
-        csr_clear(mstatus, 1UL << MPELP_BIT);
-#endif
-    }
-}
 
 /*
  * A function called through a pointer: a landing pad (4-byte aligned,
@@ -82,23 +56,9 @@ static unsigned long check_block(unsigned long want)
     return t;
 }
 
-/* An indirect jump (through t1) to insn, then a few more */
-#define JUMP_BLOCK(name, insn)                                          \
-    static unsigned long name(unsigned long x)                          \
-    {                                                                   \
-        asm volatile("addi %0, %0, 1\n"                                 \
-                     "lla t1, 2f\n"                                     \
-                     "jr t1\n"                                          \
-                     ".balign 4\n"                                      \
-                     "2:\n"                                             \
-                     insn                                               \
-                     "addi %0, %0, 2\n"                                 \
-                     "addi %0, %0, 3\n"                                 \
-                     : "+r"(x) : : "t1", "memory");                     \
-        return x;                                                       \
-    }
-JUMP_BLOCK(landing_jump, LPAD_0)
-JUMP_BLOCK(no_landing_jump, "addi %0, %0, 7\n")
+/* An indirect jump to a landing pad, or to an instruction that is not */
+CFI_JUMP_BLOCK(landing_jump, LPAD_0)
+CFI_JUMP_BLOCK(no_landing_jump, "addi %0, %0, 7\n")
 
 static unsigned long user_work(unsigned long round)
 {
@@ -125,9 +85,7 @@ int main(void)
     unsigned long size = rv_arg_value("bufsize=", 1 << 20);
     unsigned long sum = 0;
 
-    rv_trap_set_hook(on_sw_check);
-    csr_set(CSR_MENVCFG, ENVCFG_LPE | ENVCFG_SSE);
-    rv_csr_write_num(CSR_SENVCFG, ENVCFG_LPE | ENVCFG_SSE);
+    cfi_setup_u();
     e2e_trace_start(0, __heap_start, size);
     for (unsigned long r = 0; r < rounds; r++) {
         shadow_stack[62] = r;
@@ -135,8 +93,8 @@ int main(void)
         sum += rv_run_in_mode(RV_MODE_U, user_work, r);
     }
     e2e_trace_stop_and_save(0, __heap_start, size);
-    CHECK_EQ(sw_checks, 2 * rounds);
+    CHECK_EQ(cfi_sw_checks, 2 * rounds);
     rv_printf("e2e-cfi: %lu rounds, sum %lu, %lu software checks\n",
-              rounds, sum, sw_checks);
+              rounds, sum, cfi_sw_checks);
     return 0;
 }

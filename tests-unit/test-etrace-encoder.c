@@ -1855,6 +1855,53 @@ static void test_run_totals(void)
 }
 
 /*
+ * The n blocks b, one at a time through the general path, and packed in
+ * one call of etrace_encoder_packed() (into an output window of its own
+ * when window, as QEMU's device gives it): the same bytes.  Returns how
+ * many packets.
+ */
+static size_t packed_as_general(Harness *h, const ETraceOptions *o,
+                                const ETraceBlock *b, unsigned n, bool window)
+{
+    ETracePackedBlock pb[64];
+    Output out[2] = {
+        { .bytes = g_byte_array_new() }, { .bytes = g_byte_array_new() },
+    };
+    uint8_t buf[4096];
+    ETraceWindow win = { .pos = buf, .end = buf + sizeof(buf) };
+    ETraceEncoder *e[2];
+    size_t packets;
+
+    g_assert_cmpuint(n, <=, G_N_ELEMENTS(pb));
+    for (unsigned k = 0; k < 2; k++) {
+        e[k] = etrace_encoder_new(&h->p, collect, &out[k]);
+        g_assert_nonnull(e[k]);
+        etrace_encoder_set_fast_paths(e[k], k == 0);
+        etrace_encoder_set_window(e[k], k == 0 && window ? &win : NULL);
+        etrace_encoder_start(e[k], o);
+    }
+    for (unsigned i = 0; i < n; i++) {
+        pb[i] = packed_of(&b[i]);
+        etrace_encoder_block(e[1], &b[i]);
+    }
+    g_assert_cmpuint(etrace_encoder_packed(e[0], pb, n, 0, 0, 0), ==, n);
+    for (unsigned k = 0; k < 2; k++) {
+        etrace_encoder_stop(e[k]);
+        etrace_encoder_free(e[k]);
+    }
+    /* (with the window, every packet went there) */
+    g_assert_cmpuint(window ? out[0].bytes->len : 0, ==, 0);
+    g_byte_array_append(out[0].bytes, buf, win.pos - buf);
+    g_assert_cmpmem(out[0].bytes->data, out[0].bytes->len,
+                    out[1].bytes->data, out[1].bytes->len);
+    packets = out[1].packets;
+    for (unsigned k = 0; k < 2; k++) {
+        g_byte_array_unref(out[k].bytes);
+    }
+    return packets;
+}
+
+/*
  * With branch prediction, a loop predicted 40 times ends with a
  * misprediction, which sends the count of predicted branches: the same
  * bytes whether the blocks come one at a time through the general path
@@ -1867,11 +1914,6 @@ static void test_predicted_loop_packed(void)
     Harness *h = h_new(64, ETRACE_ARCH_1_1);
     ETraceOptions o = { .branch_prediction = true };
     ETraceBlock b[48];
-    ETracePackedBlock pb[48];
-    Output out[2] = {
-        { .bytes = g_byte_array_new() }, { .bytes = g_byte_array_new() },
-    };
-    ETraceEncoder *e[2];
     unsigned n = 0;
 
     b[n++] = mk(h, 0x1000, 0x1008, 4, RISCV_ITYPE_NONE);
@@ -1883,28 +1925,8 @@ static void test_predicted_loop_packed(void)
         b[n++] = mk(h, 0x200c + 0x10 * i, 0x2014 + 0x10 * i, 4,
                     RISCV_ITYPE_NONE);
     }
-    for (unsigned k = 0; k < 2; k++) {
-        e[k] = etrace_encoder_new(&h->p, collect, &out[k]);
-        g_assert_nonnull(e[k]);
-        etrace_encoder_set_fast_paths(e[k], k == 0);
-        etrace_encoder_start(e[k], &o);
-    }
-    for (unsigned i = 0; i < n; i++) {
-        pb[i] = packed_of(&b[i]);
-        etrace_encoder_block(e[1], &b[i]);
-    }
-    g_assert_cmpuint(etrace_encoder_packed(e[0], pb, n, 0, 0, 0), ==, n);
-    for (unsigned k = 0; k < 2; k++) {
-        etrace_encoder_stop(e[k]);
-        etrace_encoder_free(e[k]);
-    }
-    g_assert_cmpmem(out[0].bytes->data, out[0].bytes->len,
-                    out[1].bytes->data, out[1].bytes->len);
     /* the count went out: a format 0 packet among them */
-    g_assert_cmpuint(out[0].packets, >, 3);
-    for (unsigned k = 0; k < 2; k++) {
-        g_byte_array_unref(out[k].bytes);
-    }
+    g_assert_cmpuint(packed_as_general(h, &o, b, n, false), >, 3);
     h_free(h);
 }
 
@@ -1923,13 +1945,6 @@ static void test_reports_packed(void)
         Harness *h = h_new(64, ETRACE_ARCH_1_1);
         ETraceOptions o = { .full_address = full };
         ETraceBlock b[48];
-        ETracePackedBlock pb[48];
-        Output out[2] = {
-            { .bytes = g_byte_array_new() }, { .bytes = g_byte_array_new() },
-        };
-        uint8_t buf[4096];
-        ETraceWindow win = { .pos = buf, .end = buf + sizeof(buf) };
-        ETraceEncoder *e[2];
         unsigned n = 0;
 
         b[n++] = mk(h, 0x1000, 0x1008, 4, RISCV_ITYPE_NONE);
@@ -1945,30 +1960,8 @@ static void test_reports_packed(void)
         b[n++] = mk(h, 0x4008, 0x400c, 4, RISCV_ITYPE_TRAP_RETURN);
         h->priv = 0;
         b[n++] = mk(h, 0x5000, 0x5004, 4, RISCV_ITYPE_NONE);
-        for (unsigned k = 0; k < 2; k++) {
-            e[k] = etrace_encoder_new(&h->p, collect, &out[k]);
-            g_assert_nonnull(e[k]);
-            etrace_encoder_set_fast_paths(e[k], k == 0);
-            etrace_encoder_set_window(e[k], k == 0 ? &win : NULL);
-            etrace_encoder_start(e[k], &o);
-        }
-        for (unsigned i = 0; i < n; i++) {
-            pb[i] = packed_of(&b[i]);
-            etrace_encoder_block(e[1], &b[i]);
-        }
-        g_assert_cmpuint(etrace_encoder_packed(e[0], pb, n, 0, 0, 0), ==, n);
-        for (unsigned k = 0; k < 2; k++) {
-            etrace_encoder_stop(e[k]);
-            etrace_encoder_free(e[k]);
-        }
-        g_assert_cmpuint(out[0].bytes->len, ==, 0);
-        g_assert_cmpmem(buf, win.pos - buf, out[1].bytes->data,
-                        out[1].bytes->len);
         /* (9 if the xRET were reported before the privilege change) */
-        g_assert_cmpuint(out[1].packets, ==, 8);
-        for (unsigned k = 0; k < 2; k++) {
-            g_byte_array_unref(out[k].bytes);
-        }
+        g_assert_cmpuint(packed_as_general(h, &o, b, n, true), ==, 8);
         h_free(h);
     }
 }

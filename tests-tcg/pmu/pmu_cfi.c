@@ -11,18 +11,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "pmu_test.h"
-
-#define CSR_SSP             0x011
-#define CSR_SENVCFG         0x10a
-#define ENVCFG_LPE          (1UL << 2)
-#define ENVCFG_SSE          (1UL << 3)
-#define CAUSE_SW_CHECK      18
-/* mstatus.MPELP, bit 41 (RV32: bit 9 of mstatush) */
-#define MPELP_BIT           41
-
-/* No assembler of the toolchain knows them: their encodings */
-#define SSPOPCHK_T0         ".4byte 0xcdc2c073\n"
-#define LPAD_0              ".4byte 0x00000017\n"
+#include "cfi.h"
 
 #define SS_VALUE            0x5a5a5a5aUL
 
@@ -51,69 +40,18 @@ static unsigned long sspopchk_block(unsigned long want)
     return t;
 }
 
-/*
- * An indirect jump (through t1: it expects a landing pad) to insn, then
- * three instructions and a taken branch: the target's block.
- */
-#define LPAD_BLOCK(name, insn)                                          \
-    static unsigned long name(unsigned long unused __attribute__((unused))) \
-    {                                                                   \
-        unsigned long t = 0;                                            \
-                                                                        \
-        asm volatile("addi %0, %0, 1\n"                                 \
-                     "lla t1, 2f\n"                                     \
-                     "jr t1\n"                                          \
-                     ".balign 4\n"                                      \
-                     "2:\n"                                             \
-                     insn                                               \
-                     "addi %0, %0, 1\n"                                 \
-                     "addi %0, %0, 1\n"                                 \
-                     "addi %0, %0, 1\n"                                 \
-                     "beqz zero, 1f\n"                                  \
-                     "1:\n"                                             \
-                     : "+r"(t) : : "t1", "memory");                     \
-        return t;                                                       \
-    }
-LPAD_BLOCK(landing_block, LPAD_0)
-LPAD_BLOCK(no_landing_block, "addi %0, %0, 1\n")
+/* An indirect jump to a landing pad, or to an instruction that is not */
+CFI_JUMP_BLOCK(landing_block, LPAD_0)
+CFI_JUMP_BLOCK(no_landing_block, "addi %0, %0, 1\n")
 
-/* The handler skips the instruction; no landing pad is expected after */
-static void clear_mpelp(const struct rv_trap *t)
+/* count_in_u(), the shadow stack pointer at SS_VALUE */
+static uint64_t count_in_u_ss(uint64_t ev,
+                              unsigned long (*block)(unsigned long),
+                              unsigned long arg, unsigned long cause)
 {
-    if (t->cause == CAUSE_SW_CHECK && t->to == RV_MODE_M) {
-#if RV_XLEN == 32
-        csr_clear(CSR_MSTATUSH, 1UL << (MPELP_BIT - 32));
-#else
-        csr_clear(mstatus, 1UL << MPELP_BIT);
-#endif
-    }
-}
-
-/*
- * Events of counter 3 (U mode only) while block(arg) runs in U, the
- * shadow stack pointer at SS_VALUE; the trap it takes, if cause is not
- * RV_NO_TRAP.
- */
-static uint64_t count_in_u(uint64_t ev, unsigned long (*block)(unsigned long),
-                           unsigned long arg, unsigned long cause)
-{
-    uint64_t c;
-
     shadow[0] = SS_VALUE;
     rv_csr_write_num(CSR_SSP, (unsigned long)&shadow[0]);
-    set_event(3, ev | MINH | SINH);
-    set_counter(3, 0);
-    csr_write(mcountinhibit, ~(1UL << 3));
-    if (cause != RV_NO_TRAP) {
-        rv_trap_expect();
-    }
-    rv_run_in_mode(RV_MODE_U, block, arg);
-    csr_write(mcountinhibit, ~0UL);
-    c = get_counter(3);
-    if (cause != RV_NO_TRAP) {
-        CHECK_EQ(rv_trap_cause(), cause);
-    }
-    return c;
+    return count_in_u(ev, block, arg, cause);
 }
 
 /*
@@ -125,22 +63,21 @@ static uint64_t difference(uint64_t ev, bool shadow_stack)
     uint64_t d;
 
     if (shadow_stack) {
-        d = count_in_u(ev, sspopchk_block, SS_VALUE, RV_NO_TRAP) -
-            count_in_u(ev, sspopchk_block, ~SS_VALUE, CAUSE_SW_CHECK);
+        d = count_in_u_ss(ev, sspopchk_block, SS_VALUE, RV_NO_TRAP) -
+            count_in_u_ss(ev, sspopchk_block, ~SS_VALUE, CAUSE_SW_CHECK);
     } else {
-        d = count_in_u(ev, landing_block, 0, RV_NO_TRAP) -
-            count_in_u(ev, no_landing_block, 0, CAUSE_SW_CHECK);
+        d = count_in_u_ss(ev, landing_block, 0, RV_NO_TRAP) -
+            count_in_u_ss(ev, no_landing_block, 0, CAUSE_SW_CHECK);
     }
-    CHECK_EQ(rv_last_trap.tval, shadow_stack ? 3 : 2);
+    CHECK_EQ(rv_last_trap.tval, shadow_stack ? SW_CHECK_SHADOW_STACK :
+                                                SW_CHECK_LANDING_PAD);
     return d;
 }
 
 int main(void)
 {
     stop_all();
-    rv_trap_set_hook(clear_mpelp);
-    csr_set(CSR_MENVCFG, ENVCFG_LPE | ENVCFG_SSE);
-    rv_csr_write_num(CSR_SENVCFG, ENVCFG_LPE | ENVCFG_SSE);
+    cfi_setup_u();
     CHECK_EQ(rv_csr_read_num(CSR_SENVCFG) & (ENVCFG_LPE | ENVCFG_SSE),
              ENVCFG_LPE | ENVCFG_SSE);
 

@@ -10,7 +10,7 @@
  */
 #include "pmu_test.h"
 
-static volatile unsigned long scratch[4];
+static volatile unsigned long scratch[4];   /* COUNT_BLOCK()'s %1 */
 
 #if RV_XLEN == 32
 #define LOAD lw
@@ -319,6 +319,7 @@ static void test_filter(void)
             "S-mode instruction wraps the counter");
     CHECK(get_event(3) & OF);
     CHECK(csr_read(CSR_SHPMSPC) != 0);
+    /* (volatile: the instruction there, read as data) */
     CHECK(*(volatile uint32_t *)csr_read(CSR_SHPMSPC) != 0x30200073);
     stop_all();
 }
@@ -372,30 +373,6 @@ ILLEGAL_BLOCK(legal_block, "c.nop")
  * helper, in a block that counts at its start (pmu_csr_is_quiet()).
  */
 ILLEGAL_BLOCK(csr_block, "csrr zero, mscratch")
-
-/*
- * Events of counter 3 (U mode only) while block(arg) runs in U; the
- * trap it takes, if cause is not RV_NO_TRAP.
- */
-static uint64_t count_in_u(uint64_t ev, unsigned long (*block)(unsigned long),
-                           unsigned long arg, unsigned long cause)
-{
-    uint64_t c;
-
-    set_event(3, ev | MINH | SINH);
-    set_counter(3, 0);
-    csr_write(mcountinhibit, ~(1UL << 3));
-    if (cause != RV_NO_TRAP) {
-        rv_trap_expect();
-    }
-    rv_run_in_mode(RV_MODE_U, block, arg);
-    csr_write(mcountinhibit, ~0UL);
-    c = get_counter(3);
-    if (cause != RV_NO_TRAP) {
-        CHECK_EQ(rv_trap_cause(), cause);
-    }
-    return c;
-}
 
 /* What traps in the middle of a block */
 enum { TRAP_LOAD, TRAP_ILLEGAL, TRAP_CSR };

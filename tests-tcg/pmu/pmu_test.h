@@ -131,4 +131,30 @@ static inline void stop_all(void)
     csr_clear(mip, LCOFIP);
 }
 
+/*
+ * Events ev of counter 3 (U mode only) while block(arg) runs in U; the
+ * trap it takes, if cause is not RV_NO_TRAP (the handler resumes after
+ * the trapping instruction).
+ */
+static inline uint64_t count_in_u(uint64_t ev,
+                                  unsigned long (*block)(unsigned long),
+                                  unsigned long arg, unsigned long cause)
+{
+    uint64_t c;
+
+    set_event(3, ev | MINH | SINH);
+    set_counter(3, 0);
+    csr_write(mcountinhibit, ~(1UL << 3));
+    if (cause != RV_NO_TRAP) {
+        rv_trap_expect();
+    }
+    rv_run_in_mode(RV_MODE_U, block, arg);
+    csr_write(mcountinhibit, ~0UL);
+    c = get_counter(3);
+    if (cause != RV_NO_TRAP) {
+        CHECK_EQ(rv_trap_cause(), cause);
+    }
+    return c;
+}
+
 #endif /* PMU_TEST_H */

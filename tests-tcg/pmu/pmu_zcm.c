@@ -69,17 +69,8 @@ static uint64_t count_jalt_in_u(uint64_t ev, unsigned mode)
 
     asm volatile("csrw %0, %1" : : "i"(CSR_JVT),
                  "r"((unsigned long)zcm_jvt | mode) : "memory");
-    set_event(3, ev | MINH | SINH);
-    set_counter(3, 0);
-    csr_write(mcountinhibit, ~(1UL << 3));
+    c = count_in_u(ev, zcm_via_jalt, 5, mode ? 2 : RV_NO_TRAP);
     if (mode) {
-        rv_trap_expect();
-    }
-    rv_run_in_mode(RV_MODE_U, zcm_via_jalt, 5);
-    csr_write(mcountinhibit, ~0UL);
-    c = get_counter(3);
-    if (mode) {
-        CHECK_EQ(rv_trap_cause(), 2);
         CHECK_EQ(rv_last_trap.tval, 0xa082);    /* cm.jalt 32 */
     }
     zcm_setup();
