@@ -8,6 +8,9 @@
 #
 #   scripts/bench-ab.sh QEMU_A QEMU_B WORKLOAD ROUNDS [GUEST ARGS...]
 #
+# BENCH_CPU sets -cpu for every run (default rv64), for example
+# BENCH_CPU=rv64,ctr=on with record=draft.
+#
 # WORKLOAD is one of the guest's (coremark, sort, recursion, branchy,
 # os), with scripts/bench.sh's iterations; GUEST ARGS are the guest's
 # -append words, for example trace=0 (the default modes) or trace=254.
@@ -33,7 +36,7 @@ elf=$RVPA_BUILD/tests-tcg/bench-workloads-rv64.elf
 # The guest's time for its work, in mtime ticks.
 ticks() {
     "$1" -M virt,rvtrace=on -bios none -display none -monitor none \
-        -serial stdio -cpu rv64 -kernel "$elf" \
+        -serial stdio -cpu "${BENCH_CPU:-rv64}" -kernel "$elf" \
         -append "work=$work iters=${iterations[$work]} ${*:2}" |
         awk '/^work:/ { print $6 }'
 }

@@ -147,18 +147,22 @@ static uint32_t ctr_cc_encode(uint64_t cycles)
     return cce << 12 | ((cycles >> (cce - 1)) & 0xfff);
 }
 
+static bool ctr_data_is_recorded(uint64_t data)
+{
+    return data & BIT_ULL(63);
+}
+
 /* ctrdata of a physical entry, with CC and CCV of a recorded transfer. */
 static uint64_t ctr_data_read(CPURISCVState *env, unsigned slot)
 {
     uint64_t data = env->ctr_data[slot];
     uint64_t cc = env->ctr_cc_delta[slot];
 
-    if (!(data & CTR_DATA_HW)) {
+    if (!ctr_data_is_recorded(data)) {
         return data;
     }
-    data &= ~(CTR_DATA_HW | CTRDATA_CCV | CTRDATA_CCM_MASK |
-              CTRDATA_CCE_MASK);
-    data |= (uint64_t)ctr_cc_encode(cc & ~CTR_CC_POISON) << 16;
+    data = (data & CTRDATA_TYPE_MASK) |
+           (uint64_t)ctr_cc_encode(cc & ~CTR_CC_POISON) << 16;
     return cc & CTR_CC_POISON ? data : data | CTRDATA_CCV;
 }
 
@@ -175,10 +179,45 @@ static void ctr_freeze(CPURISCVState *env)
     riscv_ctr_update_tb_state(env);
 }
 
+/*
+ * WRPTR and WRAP.  Translated code does not update sctrstatus: it writes
+ * the entry at byte offset env->ctr_wr_offset (masked to the depth) of
+ * the arrays and adds 8, never wrapping the offset.  So the offset is
+ * 8 * (WRPTR + k * depth), k the number of times the array wrapped since
+ * riscv_ctr_sync_status() last brought sctrstatus up to date: C code
+ * calls that before it reads or writes WRPTR or WRAP, and
+ * riscv_ctr_status_written() after it writes them.
+ */
+void riscv_ctr_sync_status(CPURISCVState *env)
+{
+    unsigned depth = ctr_depth(env);
+    uint64_t next = env->ctr_wr_offset / CTR_ENTRY_BYTES;
+
+    if (next >= depth && ctr_is_v0(env)) {
+        env->sctrstatus |= SCTRSTATUS_WRAP;
+    }
+    env->sctrstatus = set_field(env->sctrstatus, SCTRSTATUS_WRPTR_MASK,
+                                next & (depth - 1));
+    riscv_ctr_status_written(env);
+}
+
+void riscv_ctr_status_written(CPURISCVState *env)
+{
+    env->ctr_wr_offset = get_field(env->sctrstatus, SCTRSTATUS_WRPTR_MASK) *
+                         CTR_ENTRY_BYTES;
+}
+
+static unsigned ctr_wrptr(CPURISCVState *env)
+{
+    riscv_ctr_sync_status(env);
+    return get_field(env->sctrstatus, SCTRSTATUS_WRPTR_MASK);
+}
+
 static void ctr_set_wrptr(CPURISCVState *env, unsigned wrptr)
 {
     env->sctrstatus = set_field(env->sctrstatus, SCTRSTATUS_WRPTR_MASK,
                                 wrptr);
+    riscv_ctr_status_written(env);
 }
 
 /*
@@ -235,7 +274,7 @@ static bool ctr_external_trap_ok(CPURISCVState *env, uint64_t tgt_ctl,
 /* RAS emulation: a return pops the newest entry (draft 5.4). */
 static void ctr_pop(CPURISCVState *env, unsigned depth)
 {
-    unsigned wrptr = get_field(env->sctrstatus, SCTRSTATUS_WRPTR_MASK);
+    unsigned wrptr = ctr_wrptr(env);
 
     if (wrptr == 0) {
         env->sctrstatus &= ~SCTRSTATUS_WRAP;
@@ -259,7 +298,7 @@ static void ctr_write(CPURISCVState *env, unsigned slot, target_ulong src,
 static void ctr_push(CPURISCVState *env, unsigned depth, target_ulong src,
                      target_ulong dst, CTRType type)
 {
-    unsigned wrptr = get_field(env->sctrstatus, SCTRSTATUS_WRPTR_MASK);
+    unsigned wrptr = ctr_wrptr(env);
 
     ctr_write(env, wrptr, src, dst, type);
     if (wrptr == depth - 1 && ctr_is_v0(env)) {
@@ -323,8 +362,8 @@ void riscv_ctr_add_entry(CPURISCVState *env, target_ulong src,
             goto out;
         }
         if (type == CTRDATA_TYPE_CO_ROUTINE_SWAP) {
-            unsigned wrptr = get_field(env->sctrstatus,
-                                       SCTRSTATUS_WRPTR_MASK);
+            unsigned wrptr = ctr_wrptr(env);
+
             ctr_write(env, (wrptr - 1) & (depth - 1), src, dst, type);
             goto out;
         }
@@ -402,6 +441,7 @@ void riscv_ctr_reset(CPURISCVState *env)
     env->mctrctl = 0;
     env->vsctrctl = 0;
     env->sctrstatus = 0;
+    riscv_ctr_status_written(env);
     ctr_cycles_invalidate(env);
     riscv_ctr_update_tb_state(env);
 }
@@ -507,8 +547,7 @@ RISCVException riscv_ctr_rmw_entry(CPURISCVState *env, int csrno,
         return RISCV_EXCP_NONE;
     }
 
-    slot = (get_field(env->sctrstatus, SCTRSTATUS_WRPTR_MASK) - entry - 1) &
-           (depth - 1);
+    slot = (ctr_wrptr(env) - entry - 1) & (depth - 1);
     cur = reg == env->ctr_data ? ctr_data_read(env, slot) : reg[slot];
     if (val) {
         *val = cur;
@@ -606,6 +645,7 @@ static void ctr_v0_clear(CPURISCVState *env, unsigned depth)
 {
     ctr_zero_entries(env, depth);
     env->sctrstatus = 0;
+    riscv_ctr_status_written(env);
 }
 
 RISCVException ctr_v0_mmode(CPURISCVState *env, int csrno)
@@ -668,9 +708,10 @@ static void ctr_v0_rmw_control64(CPURISCVState *env, int csrno,
 
     old_depth = ctr_depth(env);
     if (ctl == &env->mctrctl && (wr_mask & V0_DEPTH)) {
+        unsigned wrptr = ctr_wrptr(env);
+
         env->sctrdepth = ctr_v0_depth_code(new);
-        ctr_set_wrptr(env, get_field(env->sctrstatus, SCTRSTATUS_WRPTR_MASK) &
-                           (ctr_depth(env) - 1));
+        ctr_set_wrptr(env, wrptr & (ctr_depth(env) - 1));
     }
     if ((new & V0_CLR) && (ctl == &env->mctrctl || env->virt_enabled)) {
         /*
@@ -712,11 +753,12 @@ RISCVException ctr_v0_rmw_status(CPURISCVState *env, int csrno,
                                  target_ulong *val, target_ulong new_val,
                                  target_ulong wr_mask)
 {
-    uint32_t canon = env->sctrstatus;
-    uint32_t old = (canon & (SCTRSTATUS_WRPTR_MASK | SCTRSTATUS_WRAP)) |
-                   (canon & SCTRSTATUS_FROZEN ? V0_STATUS_FROZEN : 0);
-    uint32_t new;
+    uint32_t canon, old, new;
 
+    riscv_ctr_sync_status(env);
+    canon = env->sctrstatus;
+    old = (canon & (SCTRSTATUS_WRPTR_MASK | SCTRSTATUS_WRAP)) |
+          (canon & SCTRSTATUS_FROZEN ? V0_STATUS_FROZEN : 0);
     if (val) {
         *val = old;
     }
@@ -729,6 +771,7 @@ RISCVException ctr_v0_rmw_status(CPURISCVState *env, int csrno,
     env->sctrstatus = (new & SCTRSTATUS_WRPTR_MASK & (ctr_depth(env) - 1)) |
                       (new & SCTRSTATUS_WRAP) |
                       (new & V0_STATUS_FROZEN ? SCTRSTATUS_FROZEN : 0);
+    riscv_ctr_status_written(env);
     if (new & V0_STATUS_FROZEN) {
         ctr_cycles_invalidate(env);
     }

@@ -49,12 +49,18 @@
 #define RISCV_CS_BASE_CTR_DEPTH_SHIFT   4
 
 /*
- * Cycle counting (see ctr.c): a recorded entry's ctr_data has CTR_DATA_HW
- * (a bit ctrdata reserves, never read or written by software), and its
- * ctr_cc_delta may be tagged CTR_CC_POISON.
+ * Cycle counting (see ctr.c): a recorded entry's ctr_data is its type
+ * with CTR_DATA_HW, and its ctr_cc_delta may be tagged CTR_CC_POISON.
+ * CTR_DATA_HW is bits 63:31, so that translated code stores the word as
+ * a sign-extended 32-bit immediate: bit 63, which ctrdata reserves and
+ * software never writes, tells a recorded entry (ctr_data_is_recorded());
+ * the others are dropped when CC is encoded on read.
  */
-#define CTR_DATA_HW         BIT_ULL(63)
+#define CTR_DATA_HW         MAKE_64BIT_MASK(31, 33)
 #define CTR_CC_POISON       BIT_ULL(63)
+
+/* The size of an element of env->ctr_src and the other entry arrays. */
+#define CTR_ENTRY_BYTES     sizeof(uint64_t)
 
 static inline bool riscv_ctr_present(const RISCVCPUConfig *cfg)
 {
@@ -89,6 +95,8 @@ void riscv_ctr_add_entry(CPURISCVState *env, target_ulong src,
 void riscv_ctr_trap(CPURISCVState *env, bool async, target_ulong cause,
                     target_ulong src, target_ulong src_priv, bool src_virt);
 void riscv_ctr_clear(CPURISCVState *env);
+void riscv_ctr_sync_status(CPURISCVState *env);
+void riscv_ctr_status_written(CPURISCVState *env);
 void riscv_ctr_control_written(CPURISCVState *env);
 void riscv_ctr_reset(CPURISCVState *env);
 uint64_t riscv_ctr_stateen_bits(CPURISCVState *env);

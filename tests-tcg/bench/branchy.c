@@ -11,10 +11,13 @@
  *   rewrite=K        every K iterations, write the control register with
  *                    another type filter (mscratch with record=none):
  *                    the cost of a guest that reprograms CTR often
+ *   recount=1        with record=, 256 entries, and the loop runs twice:
+ *                    WRPTR must move as far in each run
  *
  * It prints the loop's duration in mtime ticks and checks its result
  * and, when recording, that CTR recorded the transfers made right after
- * the loop (so also after a migration during it: tests-tcg/meson.build).
+ * the loop (so also after a migration during it: tests-tcg/meson.build;
+ * with recount=1, WRPTR counts the records made before the migration).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -24,6 +27,9 @@
 #define CSR_SISELECT        0x150
 #define CSR_MIREG           0x351
 #define CSR_SIREG           0x151
+#define CSR_MCTRSTATUS      0x383       /* draft */
+#define CSR_SCTRSTATUS      0x14f       /* ratified */
+#define CSR_SCTRDEPTH       0x15f       /* ratified */
 
 static unsigned long __attribute__((noinline)) mix(unsigned long x)
 {
@@ -106,6 +112,54 @@ static unsigned long run(int record, unsigned long iters,
     return acc;
 }
 
+/* WRPTR, of 256 entries */
+static unsigned ctr_wrptr(int record)
+{
+    return (record == RECORD_DRAFT ? csr_read(CSR_MCTRSTATUS) :
+                                     csr_read(CSR_SCTRSTATUS)) & 0xff;
+}
+
+/*
+ * The loop, as far as WRPTR moves during it (mod 256).  TCG is
+ * deterministic, so it moves as far each time: a migration in the middle
+ * must not lose the records made before it.
+ */
+static unsigned long __attribute__((noinline))
+run_counted(int record, unsigned long iters, unsigned *moved)
+{
+    unsigned start = ctr_wrptr(record);
+    unsigned long acc = run(record, iters, 0);
+
+    *moved = (ctr_wrptr(record) - start) & 0xff;
+    return acc;
+}
+
+/* recount=1: the loop twice, with 256 entries */
+static void recount(int record, unsigned long iters)
+{
+    unsigned moved[2];
+
+    if (record == RECORD_DRAFT) {
+        csr_set(CSR_MCTRCONTROL, 0xfUL << 16);
+    } else {
+        csr_write(CSR_SCTRDEPTH, 4);
+    }
+    rv_rule("the loop computes its reference result, twice");
+    for (int i = 0; i < 2; i++) {
+        CHECK_EQ(run_counted(record, iters, &moved[i]), reference(iters));
+    }
+    rv_rule("WRPTR moves as far in both runs of the loop");
+    rv_printf("branchy: WRPTR moved %u and %u\n", moved[0], moved[1]);
+    CHECK_EQ(moved[0], moved[1]);
+
+    /* back to 16: the loop after this one stops with DEPTH = 0 (draft) */
+    if (record == RECORD_DRAFT) {
+        csr_clear(CSR_MCTRCONTROL, 0xfUL << 16);
+    } else {
+        csr_write(CSR_SCTRDEPTH, 0);
+    }
+}
+
 int main(void)
 {
     unsigned long iters, every, acc, ctl = 0;
@@ -131,6 +185,9 @@ int main(void)
     }
     if (record != RECORD_NONE) {
         ctr_write_control(record, 0);
+    }
+    if (record != RECORD_NONE && rv_arg_value("recount=", 0)) {
+        recount(record, iters);
     }
 
     t0 = rv_mtime();
