@@ -20,6 +20,7 @@
 #include "qemu/host-utils.h"
 #include "cpu.h"
 #include "ctr.h"
+#include "exec/translation-block.h"
 
 static bool ctr_is_v0(CPURISCVState *env)
 {
@@ -117,7 +118,10 @@ void riscv_ctr_update_tb_state(CPURISCVState *env)
  * CC field is encoded when ctrdata is read.  (The tag is in ctr_data
  * because translated code stores that word as a constant anyway.)
  * The count is "poisoned" (bit 63 set) when the next record's count may
- * be wrong: that record then reads with CCV=0.
+ * be wrong: that record then reads with CCV=0.  So it is when a TB is
+ * left in its middle (riscv_ctr_restore()): its start counted all of it.
+ * An exception raised by translated code (ecall, ebreak, an illegal
+ * encoding, a misaligned jump target) ends its TB: the count is exact.
  */
 static uint64_t ctr_cc_take(CPURISCVState *env)
 {
@@ -378,21 +382,16 @@ out:
     }
 }
 
-/* Exceptions raised by the last instruction of a TB. */
-static bool ctr_trap_ends_tb(target_ulong cause)
+/*
+ * A helper or a memory access stopped a TB in its middle
+ * (riscv_restore_state_to_opc(): a page fault, an illegal CSR access, a
+ * recompile for I/O): the instructions from there on, which the TB's
+ * start counted, trap or run again in another TB.
+ */
+void riscv_ctr_restore(CPURISCVState *env, const TranslationBlock *tb)
 {
-    switch (cause) {
-    case RISCV_EXCP_INST_ADDR_MIS:
-    case RISCV_EXCP_ILLEGAL_INST:
-    case RISCV_EXCP_BREAKPOINT:
-    case RISCV_EXCP_U_ECALL:
-    case RISCV_EXCP_S_ECALL:
-    case RISCV_EXCP_VS_ECALL:
-    case RISCV_EXCP_M_ECALL:
-    case RISCV_EXCP_VIRT_INSTRUCTION_FAULT:
-        return true;
-    default:
-        return false;
+    if (tb->cs_base & RISCV_CS_BASE_CTR) {
+        ctr_cycles_invalidate(env);
     }
 }
 
@@ -406,10 +405,6 @@ void riscv_ctr_trap(CPURISCVState *env, bool async, target_ulong cause,
 {
     uint64_t ctl = ctr_control(env, env->priv, env->virt_enabled);
 
-    if (!async && !ctr_trap_ends_tb(cause)) {
-        /* The TB's count included instructions after the faulting one. */
-        ctr_cycles_invalidate(env);
-    }
     if ((async && cause == IRQ_PMU_OVF && (ctl & XCTRCTL_LCOFIFRZ)) ||
         (!async && cause == RISCV_EXCP_BREAKPOINT && (ctl & XCTRCTL_BPFRZ))) {
         ctr_freeze(env);

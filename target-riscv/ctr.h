@@ -92,6 +92,7 @@ void riscv_ctr_update_tb_state(CPURISCVState *env);
 void riscv_ctr_add_entry(CPURISCVState *env, target_ulong src,
                          target_ulong dst, CTRType type,
                          target_ulong src_priv, bool src_virt);
+void riscv_ctr_restore(CPURISCVState *env, const TranslationBlock *tb);
 void riscv_ctr_trap(CPURISCVState *env, bool async, target_ulong cause,
                     target_ulong src, target_ulong src_priv, bool src_virt);
 void riscv_ctr_clear(CPURISCVState *env);

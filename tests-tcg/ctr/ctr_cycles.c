@@ -247,11 +247,61 @@ static void test_ccv(void)
     }
 }
 
+/* Record exceptions only. */
+#define ONLY_EXC    (CTR_M | CTR_INTRINH | CTR_TRETINH | CTR_TKBRINH |     \
+                     CTR_INDCALLINH | CTR_DIRCALLINH | CTR_INDJUMPINH |     \
+                     CTR_DIRJUMPINH | CTR_CORSWAPINH | CTR_RETINH |         \
+                     CTR_INDOJMPINH | CTR_DIROJMPINH)
+
+/*
+ * The record of an exception raised by the instruction at label 0 of
+ * insns, after an ebreak's record (the first after the write of
+ * mctrcontrol, which has CCV=0).
+ */
+#define SECOND_EXCEPTION(insns, e)                                      \
+    do {                                                                \
+        unsigned long pc_;                                              \
+        ctr_reset();                                                    \
+        ctr_write_mctrcontrol(ONLY_EXC);                                \
+        rv_trap_expect();                                               \
+        asm volatile("ebreak" ::: "memory");                            \
+        rv_trap_expect();                                               \
+        asm volatile(insns "\n la %[pc], 0b" : [pc] "=r"(pc_) :         \
+                     : "t1", "memory");                                 \
+        ctr_write_mctrcontrol(0);                                       \
+        CHECK_EQ(rv_trap_cause(), 2UL);     /* illegal instruction */  \
+        CHECK_EQ(csr_read(CSR_MCTRSTATUS) & CTRSTATUS_WRPTR, 2);        \
+        e = ctr_read_entry(0);                                          \
+        CHECK_EQ(e.source, pc_ | CTRSOURCE_V);                          \
+        CHECK_EQ(e.data & CTRDATA_TYPE, (unsigned long)CTR_TYPE_EXC);   \
+    } while (0)
+
+static void test_traps(void)
+{
+    struct ctr_entry e;
+
+    /*
+     * Translated code counts a TB's instructions at its start, so a TB a
+     * helper leaves in its middle counted the instructions after the one
+     * that trapped (they run again after the handler).
+     */
+    rv_rule("choice 10: CCV=0 on the record of a trap a CSR access raises "
+            "in the middle of a block");
+    SECOND_EXCEPTION(NOPS(3) "0: csrr t1, 0x8c0\n" NOPS(5), e);
+    CHECK_EQ(CCV(e.data), 0);
+
+    rv_rule("draft 5.3: CCV=1 on the record of an illegal instruction that "
+            "ends its block");
+    SECOND_EXCEPTION(NOPS(3) "0: unimp\n" NOPS(5), e);
+    CHECK_EQ(CCV(e.data), 1);
+}
+
 int main(void)
 {
     test_gaps();
     test_ccv();
     test_exponent();
+    test_traps();
     ctr_reset();
     return 0;
 }
