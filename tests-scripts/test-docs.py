@@ -4,12 +4,16 @@ The documentation is valid reStructuredText: every docs/*.rst (and the
 QEMU docs in docs/qemu/) parses with docutils without a warning, the
 Sphinx-only roles and directives aside.  QEMU's Sphinx build would
 reject a malformed table or an inconsistent title level; this catches
-them without Sphinx.
+them without Sphinx.  And every script the documents name as a
+command (``scripts/NAME.sh`` or ``.py``, beside the first DOCS_DIR) is
+executable, so that it runs as written.
 
     test-docs.py DOCS_DIR...        (TAP on stdout)
 """
 import io
+import os
 import pathlib
+import re
 import sys
 
 import docutils.core
@@ -30,9 +34,22 @@ def problems(path):
             and not any(s in line for s in SPHINX_ONLY)]
 
 
+def scripts_named(root, files):
+    """The scripts/... commands the documents (and the README) name."""
+    texts = [f.read_text() for f in files]
+    readme = root / 'README.md'
+    if readme.exists():
+        texts.append(readme.read_text())
+    return sorted({m for t in texts
+                   for m in re.findall(r'scripts/[\w.-]+\.(?:sh|py)\b', t)
+                   if (root / m).is_file()})
+
+
 def main(dirs):
     files = sorted(f for d in dirs for f in pathlib.Path(d).glob('*.rst'))
-    print('1..%d' % len(files))
+    root = pathlib.Path(dirs[0]).resolve().parent
+    scripts = scripts_named(root, files)
+    print('1..%d' % (len(files) + len(scripts)))
     failed = 0
     for n, f in enumerate(files, 1):
         found = problems(f)
@@ -40,6 +57,11 @@ def main(dirs):
         for line in found:
             print('# ' + line)
         failed += bool(found)
+    for n, script in enumerate(scripts, len(files) + 1):
+        runs = os.access(root / script, os.X_OK)
+        print('%s %d - %s is executable' % ('ok' if runs else 'not ok', n,
+                                            script))
+        failed += not runs
     return 1 if failed or not files else 0
 
 
