@@ -248,10 +248,7 @@ static void test_ccv(void)
 }
 
 /* Record exceptions only. */
-#define ONLY_EXC    (CTR_M | CTR_INTRINH | CTR_TRETINH | CTR_TKBRINH |     \
-                     CTR_INDCALLINH | CTR_DIRCALLINH | CTR_INDJUMPINH |     \
-                     CTR_DIRJUMPINH | CTR_CORSWAPINH | CTR_RETINH |         \
-                     CTR_INDOJMPINH | CTR_DIROJMPINH)
+#define ONLY_EXC    (CTR_M | (CTR_INH_ALL & ~CTR_EXCINH))
 
 /*
  * The record of an exception raised by the instruction at label 0 of

@@ -44,11 +44,6 @@
 #define MCONTROL6_M         (1UL << 6)
 #define MCONTROL6_EXECUTE   (1UL << 2)
 
-/* Every type filter that inhibits (NTBREN stays 0: not-taken branches off). */
-#define CTR_INH_ALL (CTR_EXCINH | CTR_INTRINH | CTR_TRETINH | CTR_TKBRINH | \
-                     CTR_INDCALLINH | CTR_DIRCALLINH | CTR_INDJUMPINH |     \
-                     CTR_DIRJUMPINH | CTR_CORSWAPINH | CTR_RETINH |         \
-                     CTR_INDOJMPINH | CTR_DIROJMPINH)
 /* Record nothing but interrupts, or nothing but exceptions. */
 #define ONLY_INTR   (CTR_INH_ALL & ~CTR_INTRINH)
 #define ONLY_EXC    (CTR_INH_ALL & ~CTR_EXCINH)

@@ -199,10 +199,7 @@ SCEN_TAB_END(ra_sw3)
 /* RASEMU=1 with NTBREN=1, ETEN=1: non-call types still not recorded. */
 #define CTL_PLAIN (CTR_RASEMU | CTR_NTBREN | CTR_ETEN | CTR_MTE)
 /* RASEMU=1 with every inhibit bit set: they are ignored. */
-#define CTL_INH (CTR_RASEMU | CTR_EXCINH | CTR_INTRINH | CTR_TRETINH |   \
-                 CTR_TKBRINH | CTR_INDCALLINH | CTR_DIRCALLINH |         \
-                 CTR_INDJUMPINH | CTR_DIRJUMPINH | CTR_CORSWAPINH |      \
-                 CTR_RETINH | CTR_INDOJMPINH | CTR_DIROJMPINH)
+#define CTL_INH (CTR_RASEMU | CTR_INH_ALL)
 
 static const char *const R_FILTER =
     "draft 5.4: with RASEMU=1 the transfer type filtering bits are ignored";

@@ -74,6 +74,11 @@
 #define CTR_RETINH          (1ULL << 45)
 #define CTR_INDOJMPINH      (1ULL << 46)
 #define CTR_DIROJMPINH      (1ULL << 47)
+/* Every type filter that inhibits (NTBREN, an enable, stays 0). */
+#define CTR_INH_ALL (CTR_EXCINH | CTR_INTRINH | CTR_TRETINH | CTR_TKBRINH | \
+                     CTR_INDCALLINH | CTR_DIRCALLINH | CTR_INDJUMPINH |     \
+                     CTR_DIRJUMPINH | CTR_CORSWAPINH | CTR_RETINH |         \
+                     CTR_INDOJMPINH | CTR_DIROJMPINH)
 /* Type filter bit of a transfer type: 32 + TYPE (NTBREN enables). */
 #define CTR_TYPE_BIT(type)  (1ULL << (32 + (type)))
 
