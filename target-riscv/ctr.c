@@ -110,18 +110,25 @@ void riscv_ctr_update_tb_state(CPURISCVState *env)
 
 /*
  * Cycle counting (draft 5.3, ratified 6.3).  A cycle is a retired
- * instruction, as mcycle counts with -icount shift=0: translated code
- * adds each TB's length to env->ctr_cycles while the TB's mode may
- * record, so only qualified cycles (an enabled mode, not frozen) are
- * counted.  A record takes the count since the previous record into
- * ctr_cc_delta, restarts it from 0 and sets CTR_DATA_HW in ctr_data; the
- * CC field is encoded when ctrdata is read.  (The tag is in ctr_data
- * because translated code stores that word as a constant anyway.)
+ * instruction, as mcycle counts with -icount shift=0, counted into
+ * env->ctr_cycles by the TBs translated while their mode may record, so
+ * only qualified cycles (an enabled mode, not frozen) are counted.  A
+ * TB counts where it ends, not where it starts, so that a TB that ends
+ * with a record, nearly every one while every type is recorded, pays
+ * nothing for its count: a record takes the count since the previous
+ * record into ctr_cc_delta and restarts it from 0, and its TB's own
+ * instructions up to the transfer, a number known when the TB is
+ * translated, go into the constant ctr_data word that it stores with
+ * CTR_DATA_HW (CTR_DATA_TB_CYCLES); the CC field is the sum, encoded
+ * when ctrdata is read.  Its other exits add what they ran, and so does
+ * translated code before each SYSTEM instruction, whose helper may read
+ * or restart the count (an xRET's record, sctrclr), and before an
+ * exception it raises (ecall, ebreak, an illegal encoding, a misaligned
+ * jump target), whose trap the engine may record.
  * The count is "poisoned" (bit 63 set) when the next record's count may
  * be wrong: that record then reads with CCV=0.  So it is when a TB is
- * left in its middle (riscv_ctr_restore()): its start counted all of it.
- * An exception raised by translated code (ecall, ebreak, an illegal
- * encoding, a misaligned jump target) ends its TB: the count is exact.
+ * left in its middle (riscv_ctr_restore()): what it ran since it last
+ * counted is not counted.
  */
 static uint64_t ctr_cc_take(CPURISCVState *env)
 {
@@ -160,14 +167,16 @@ static bool ctr_data_is_recorded(uint64_t data)
 static uint64_t ctr_data_read(CPURISCVState *env, unsigned slot)
 {
     uint64_t data = env->ctr_data[slot];
-    uint64_t cc = env->ctr_cc_delta[slot];
+    uint64_t delta = env->ctr_cc_delta[slot];
+    uint64_t cycles;
 
     if (!ctr_data_is_recorded(data)) {
         return data;
     }
-    data = (data & CTRDATA_TYPE_MASK) |
-           (uint64_t)ctr_cc_encode(cc & ~CTR_CC_POISON) << 16;
-    return cc & CTR_CC_POISON ? data : data | CTRDATA_CCV;
+    cycles = (delta & ~CTR_CC_POISON) +
+             extract64(data, CTR_DATA_TB_CYCLES_SHIFT, CTR_DATA_TB_CYCLES_BITS);
+    data = (data & CTRDATA_TYPE_MASK) | (uint64_t)ctr_cc_encode(cycles) << 16;
+    return delta & CTR_CC_POISON ? data : data | CTRDATA_CCV;
 }
 
 void riscv_ctr_control_written(CPURISCVState *env)
@@ -385,8 +394,8 @@ out:
 /*
  * A helper or a memory access stopped a TB in its middle
  * (riscv_restore_state_to_opc(): a page fault, an illegal CSR access, a
- * recompile for I/O): the instructions from there on, which the TB's
- * start counted, trap or run again in another TB.
+ * recompile for I/O): the instructions it ran since it last counted are
+ * not counted.
  */
 void riscv_ctr_restore(CPURISCVState *env, const TranslationBlock *tb)
 {

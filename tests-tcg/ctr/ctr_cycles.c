@@ -278,9 +278,10 @@ static void test_traps(void)
     struct ctr_entry e;
 
     /*
-     * Translated code counts a TB's instructions at its start, so a TB a
-     * helper leaves in its middle counted the instructions after the one
-     * that trapped (they run again after the handler).
+     * Translated code counts a TB's instructions where it ends (and
+     * before SYSTEM instructions): a TB a helper leaves in its middle
+     * may not have counted what it ran, so the model does not vouch for
+     * the next record's count.
      */
     rv_rule("choice 10: CCV=0 on the record of a trap a CSR access raises "
             "in the middle of a block");
