@@ -118,17 +118,20 @@ void riscv_ctr_update_tb_state(CPURISCVState *env)
  * nothing for its count: a record takes the count since the previous
  * record into ctr_cc_delta and restarts it from 0, and its TB's own
  * instructions up to the transfer, a number known when the TB is
- * translated, go into the constant ctr_data word that it stores with
- * CTR_DATA_HW (CTR_DATA_TB_CYCLES); the CC field is the sum, encoded
- * when ctrdata is read.  Its other exits add what they ran, and so does
- * translated code before each SYSTEM instruction, whose helper may read
- * or restart the count (an xRET's record, sctrclr), and before an
- * exception it raises (ecall, ebreak, an illegal encoding, a misaligned
- * jump target), whose trap the engine may record.
+ * translated, go into bits CTR_DATA_TB_CYCLES_SHIFT up of the constant
+ * ctr_data word that it stores with CTR_DATA_HW; the CC field is the
+ * sum, encoded when ctrdata is read.  Its other exits add what they ran,
+ * and so does translated code before each SYSTEM instruction, whose
+ * helper may read or poison the count (an xRET's record, a control
+ * write, sctrclr), and before an exception it raises (ecall, ebreak, an
+ * illegal encoding, a misaligned jump target), whose trap the engine
+ * may record.
  * The count is "poisoned" (bit 63 set) when the next record's count may
  * be wrong: that record then reads with CCV=0.  So it is when a TB is
  * left in its middle (riscv_ctr_restore()): what it ran since it last
- * counted is not counted.
+ * counted may not be counted.  (Where the instruction that stopped it
+ * is a SYSTEM one, or the TB's first, nothing was left out, but the
+ * restore does not tell these cases apart.)
  */
 static uint64_t ctr_cc_take(CPURISCVState *env)
 {
@@ -433,7 +436,7 @@ static void ctr_zero_entries(CPURISCVState *env, unsigned n)
     memset(env->ctr_cc_delta, 0, n * sizeof(env->ctr_cc_delta[0]));
 }
 
-/* SCTRCLR (ratified): zero every entry; the cycle counter restarts. */
+/* SCTRCLR (ratified): zero every entry; the next record has CCV=0. */
 void riscv_ctr_clear(CPURISCVState *env)
 {
     ctr_zero_entries(env, ARRAY_SIZE(env->ctr_src));

@@ -50,9 +50,9 @@
 
 /*
  * Cycle counting (see ctr.c): a recorded entry's ctr_data is its type
- * with CTR_DATA_HW and the cycles of its TB that the TB had not counted
- * yet (CTR_DATA_TB_CYCLES), and its ctr_cc_delta, the count before
- * them, may be tagged CTR_CC_POISON.  CTR_DATA_HW is bits 63:31, so that
+ * with CTR_DATA_HW and, from CTR_DATA_TB_CYCLES_SHIFT up, the cycles of
+ * its TB that the TB had not counted yet; its ctr_cc_delta, the count
+ * before them, may be tagged CTR_CC_POISON.  CTR_DATA_HW is bits 63:31, so that
  * translated code stores the word as a sign-extended 32-bit immediate:
  * bit 63, which ctrdata reserves and software never writes, tells a
  * recorded entry (ctr_data_is_recorded()); the others are dropped when
@@ -61,7 +61,7 @@
 #define CTR_DATA_HW                 MAKE_64BIT_MASK(31, 33)
 #define CTR_DATA_TB_CYCLES_SHIFT    16
 #define CTR_DATA_TB_CYCLES_BITS     15
-#define CTR_CC_POISON       BIT_ULL(63)
+#define CTR_CC_POISON               BIT_ULL(63)
 
 /* The size of an element of env->ctr_src and the other entry arrays. */
 #define CTR_ENTRY_BYTES     sizeof(uint64_t)

@@ -100,6 +100,16 @@ static inline unsigned riscv_insn_len(uint16_t first_half)
 bool riscv_itype_is_uninferable(RISCVIType itype);
 
 /*
+ * A 32-bit instruction of the SYSTEM major opcode: CSR accesses, xRET,
+ * ecall, ebreak, wfi, the MMU fences, hypervisor loads and stores, the
+ * shadow-stack instructions of Zicfiss, wrs and CTR's sctrclr.
+ */
+static inline bool riscv_insn_is_system(uint32_t insn)
+{
+    return (insn & 0x7f) == 0x73;
+}
+
+/*
  * The data access an instruction reports to a data trace encoder (the
  * E-trace data trace interface, 4.4), as QEMU's hart reports them
  * (trace_data_translate.c.inc): loads and stores of the base ISA, F, D
