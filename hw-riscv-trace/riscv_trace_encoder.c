@@ -193,6 +193,9 @@ struct RISCVTraceEncoderState {
     uint32_t reset_src_id;      /* trTeInstFeatures at reset: SrcID */
     uint32_t reset_src_bits;    /* and SrcBits */
     uint32_t reset_features;    /* and the rest (the trace modes) */
+    uint32_t reset_inst_mode;   /* trTeInstMode at reset, 0: the default */
+    uint32_t reset_sync_mode;   /* trTeInstSyncMode at reset */
+    uint32_t reset_sync_max;    /* trTeInstSyncMax at reset */
     uint32_t queue_len;         /* records, see TE_QUEUE_LEN */
     /*
      * x-encode-delay-us, for tests: the encoding thread sleeps this long
@@ -1866,6 +1869,8 @@ static void te_reset(DeviceState *dev)
     trace_riscv_trace_encoder_reset(te->cpu->cpu_index, te->trace_from_reset);
     te_write_control(te, 0);
     if (te->trace_from_reset) {
+        uint32_t control;
+
         te_write_control(te, R_TR_CONTROL_ACTIVE_MASK);
         /* legalised as a guest's write, SrcID and SrcBits aside */
         te->inst_features = te_legal_features(te,
@@ -1873,7 +1878,15 @@ static void te_reset(DeviceState *dev)
                                     R_TE_INST_FEATURES_SRC_BITS_MASK)) |
             te->reset_src_id << R_TE_INST_FEATURES_SRC_ID_SHIFT |
             te->reset_src_bits << R_TE_INST_FEATURES_SRC_BITS_SHIFT);
-        te_write_control(te, te->control | R_TR_CONTROL_ENABLE_MASK |
+        control = FIELD_DP32(te->control, TE_CONTROL, SYNC_MODE,
+                             te->reset_sync_mode);
+        control = FIELD_DP32(control, TE_CONTROL, SYNC_MAX,
+                             te->reset_sync_max);
+        if (te->reset_inst_mode) {
+            control = FIELD_DP32(control, TE_CONTROL, INST_MODE,
+                                 te->reset_inst_mode);
+        }
+        te_write_control(te, control | R_TR_CONTROL_ENABLE_MASK |
                              R_TE_CONTROL_INST_TRACING_MASK);
     }
 }
@@ -1916,6 +1929,15 @@ static void te_realize(DeviceState *dev, Error **errp)
     } else {
         error_setg(errp, "riscv-trace-encoder: format must be etrace or "
                    "ntrace");
+        return;
+    }
+    if (te->reset_inst_mode > R_TE_CONTROL_INST_MODE_MASK >>
+                              R_TE_CONTROL_INST_MODE_SHIFT ||
+        te->reset_sync_mode > ETRACE_SYNC_HALFWORDS ||
+        te->reset_sync_max > R_TE_CONTROL_SYNC_MAX_MASK >>
+                             R_TE_CONTROL_SYNC_MAX_SHIFT) {
+        error_setg(errp, "riscv-trace-encoder: inst-mode must be 0 to 7, "
+                   "inst-sync-mode 0 to 3 and inst-sync-max 0 to 15");
         return;
     }
     if (te->arch > ETRACE_ARCH_2_0) {
@@ -2039,6 +2061,12 @@ static const Property te_properties[] = {
                        0),
     DEFINE_PROP_UINT32("inst-features", RISCVTraceEncoderState,
                        reset_features, 0),
+    DEFINE_PROP_UINT32("inst-mode", RISCVTraceEncoderState,
+                       reset_inst_mode, 0),
+    DEFINE_PROP_UINT32("inst-sync-mode", RISCVTraceEncoderState,
+                       reset_sync_mode, ETRACE_SYNC_PACKETS),
+    DEFINE_PROP_UINT32("inst-sync-max", RISCVTraceEncoderState,
+                       reset_sync_max, 4),
     DEFINE_PROP_UINT32("x-queue-len", RISCVTraceEncoderState, queue_len,
                        TE_QUEUE_LEN),
     DEFINE_PROP_UINT32("x-encode-delay-us", RISCVTraceEncoderState,

@@ -892,6 +892,56 @@ static void test_reset_features(void)
     qtest_quit(qts);
 }
 
+/*
+ * inst-mode, inst-sync-mode, inst-sync-max: trTeControl's InstMode,
+ * InstSyncMode and InstSyncMax at reset while tracing from reset (a
+ * tool tracing firmware it cannot change: N-trace BTM, no periodic
+ * sync), InstMode legalised as a guest's write; by default the fields
+ * of an activation (HTM or delta, sync by packets, 2^4).
+ */
+static void test_reset_control(void)
+{
+    const uint32_t fields = INST_MODE(7) | SYNC_MODE(3) | SYNC_MAX(15);
+    static const struct {
+        const char *format;
+        const char *props;
+        uint32_t want;
+    } cases[] = {
+        { "etrace", "", INST_MODE(6) | SYNC_MODE(1) | SYNC_MAX(4) },
+        { "ntrace", "", INST_MODE(6) | SYNC_MODE(1) | SYNC_MAX(4) },
+        { "ntrace", "inst-mode=3 inst-sync-mode=0 inst-sync-max=9",
+          INST_MODE(3) | SYNC_MODE(0) | SYNC_MAX(9) },
+        /* BTM is N-trace's only: E-trace takes delta, as a guest does */
+        { "etrace", "inst-mode=3 inst-sync-mode=2 inst-sync-max=15",
+          INST_MODE(6) | SYNC_MODE(2) | SYNC_MAX(15) },
+    };
+
+    for (int i = 0; i < ARRAY_SIZE(cases); i++) {
+        g_autofree char *globals = NULL;
+        g_auto(GStrv) props = g_strsplit(cases[i].props, " ", 0);
+        QTestState *qts;
+        uint32_t ctl;
+
+        globals = g_strdup("");
+        for (char **p = props; *p && **p; p++) {
+            char *more = g_strdup_printf("%s -global riscv-trace-encoder.%s",
+                                         globals, *p);
+
+            g_free(globals);
+            globals = more;
+        }
+        qts = qtest_initf("-machine virt,rvtrace=on,rvtrace-chardev=tr "
+                          "-chardev null,id=tr -bios none -S "
+                          "-global riscv-trace-encoder.format=%s%s",
+                          cases[i].format, globals);
+        ctl = rd(qts, ENC(0), CONTROL);
+        g_assert_cmphex(ctl & (ACTIVE | ENABLE | INST_TRACING), ==,
+                        ACTIVE | ENABLE | INST_TRACING);
+        g_assert_cmphex(ctl & fields, ==, cases[i].want);
+        qtest_quit(qts);
+    }
+}
+
 /* Whether QEMU's log holds text (a guest error it reported). */
 static bool log_has(const char *log, const char *text)
 {
@@ -967,6 +1017,8 @@ int main(int argc, char **argv)
     qtest_add_func("/riscv/trace/fuzz-registers", test_fuzz_registers);
     qtest_add_func("/riscv/trace/encoder/reset-features",
                    test_reset_features);
+    qtest_add_func("/riscv/trace/encoder/reset-control",
+                   test_reset_control);
     qtest_add_func("/riscv/trace/encoder/data-then-ntrace",
                    test_data_then_ntrace);
     qtest_add_func("/riscv/trace/guest-errors", test_guest_errors);
