@@ -63,6 +63,7 @@ struct NTraceEncoder {
     uint64_t hist_full;         /* the last full HIST not yet sent */
     uint64_t hrepeat;           /* ... and how often it came */
     unsigned hist_len;          /* branches that fill HIST: 31, 30 or 28 */
+    int realign_credit;         /* repeat_hist(): below 0, no realignment */
 
     NTraceStats stats;
     ETraceWindow *win;          /* ntrace_encoder_set_window() */
@@ -466,6 +467,7 @@ static bool repeat_across(NTraceEncoder *e)
 static void repeat_hist(NTraceEncoder *e)
 {
     uint64_t h = e->hist & ((UINT64_C(1) << e->hist_len) - 1);
+    uint64_t counted = e->hrepeat;
     unsigned len, tail;
 
     if (e->hrepeat && e->hist == e->hist_full) {
@@ -482,12 +484,25 @@ static void repeat_hist(NTraceEncoder *e)
     if (e->hist_len != NTRACE_HIST_BITS) {
         /*
          * The loop's pattern ended: a shorter HIST only pays while it
-         * repeats, so these outcomes start one of 31 (nothing is sent)
+         * repeats, so these outcomes start one of 31 (nothing is sent).
+         * A realignment costs a message, and pays only when its HIST
+         * came again: in code whose loops end before their pattern
+         * repeats (CoreMark's) each one failing holds off the next
+         * four, each one paying earns one more (at most two).
          */
         e->hist_len = NTRACE_HIST_BITS;
+        if (counted > 1) {
+            e->realign_credit += e->realign_credit < 2;
+        } else if (e->realign_credit > -8) {
+            e->realign_credit -= 4;
+        }
         return;
     }
     len = periodic_tail(h, &tail);
+    if (len && e->realign_credit < 0) {
+        e->realign_credit++;            /* try again later */
+        len = 0;
+    }
     if (!len) {
         start_repeat(e, NTRACE_HIST_BITS, NTRACE_HIST_BITS);
         return;
