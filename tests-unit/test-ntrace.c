@@ -726,6 +726,59 @@ static void test_repeat_thirty_ends(void)
     run_free(&r);
 }
 
+/* Feed outcomes (the oldest first) as branch blocks at 0x3000. */
+static void feed_outcomes(Run *r, const char *outcomes)
+{
+    for (const char *c = outcomes; *c; c++) {
+        feed(r, blk(0x3000, 2, *c == 'T' ? RISCV_ITYPE_TAKEN_BRANCH :
+                                     RISCV_ITYPE_NOT_TAKEN_BRANCH, true));
+    }
+}
+
+/* The ResourceFull RCODE 1 messages whose HIST is not 31 outcomes. */
+static unsigned short_hists(Run *r)
+{
+    unsigned n = 0;
+
+    for (unsigned i = 0; i < r->msgs->len; i++) {
+        if (msg(r, i)->tcode == NTRACE_TCODE_RESOURCE_FULL &&
+            msg(r, i)->rcode == NTRACE_RCODE_HIST &&
+            msg(r, i)->rdata >> NTRACE_HIST_BITS != 1) {
+            n++;
+        }
+    }
+    return n;
+}
+
+/*
+ * A realignment whose HIST does not come again holds off the next four:
+ * code whose loops end before their pattern repeats (CoreMark's) would
+ * pay a short ResourceFull for each.  Here 40 lures, each a full HIST's
+ * worth whose newest 20 outcomes alternate, among outcomes without a
+ * period: some land at the newest end of a HIST.
+ */
+static void test_repeat_realign_holdoff(void)
+{
+    NTraceOptions o = { .mode = NTRACE_MODE_HTM, .repeat = true };
+    /* 31 outcomes whose newest 20 alternate, then 30 without a period */
+    const char *lure = "TTNTTTNNTNT" "TNTNTNTNTNTNTNTNTNTN";
+    const char *noise = "TTTNNTNTTTNNNTNTTNNNTTTNTNNTTN";
+    Run r = {};
+
+    run_begin(&r, &o);
+    for (int i = 0; i < 40; i++) {
+        feed_outcomes(&r, lure);
+        feed_outcomes(&r, noise);
+    }
+    feed(&r, blk(0x3000, 2, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true));
+    feed(&r, blk(0x4000, 2, RISCV_ITYPE_NONE, true));
+    run_end(&r);
+
+    /* short HISTs: 6 without the hold-off */
+    g_assert_cmpuint(short_hists(&r), ==, 4);
+    run_free(&r);
+}
+
 /* Runs of branch blocks: their outcomes and half-words in HTM only. */
 static void test_runs(void)
 {
@@ -1216,6 +1269,8 @@ int main(int argc, char **argv)
                     test_decoder_gap_no_image);
     g_test_add_func("/ntrace/decoder/corpus", test_decoder_corpus);
     g_test_add_func("/ntrace/encoder/repeat-period", test_repeat_period);
+    g_test_add_func("/ntrace/encoder/repeat-realign-holdoff",
+                    test_repeat_realign_holdoff);
     g_test_add_func("/ntrace/encoder/repeat-thirty", test_repeat_thirty);
     g_test_add_func("/ntrace/encoder/repeat-thirty-ends",
                     test_repeat_thirty_ends);

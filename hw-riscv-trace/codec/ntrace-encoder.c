@@ -64,6 +64,7 @@ struct NTraceEncoder {
     uint64_t hrepeat;           /* ... and how often it came */
     unsigned hist_len;          /* branches that fill HIST: 31, 30 or 28 */
     int realign_credit;         /* repeat_hist(): below 0, no realignment */
+    bool realign_fresh;         /* HIST realigned, not full since */
 
     NTraceStats stats;
     ETraceWindow *win;          /* ntrace_encoder_set_window() */
@@ -481,6 +482,13 @@ static void repeat_hist(NTraceEncoder *e)
     }
     flush_repeats(e);
     e->last_branch.tcode = 0;
+    if (e->realign_fresh && e->hist_len != NTRACE_HIST_BITS) {
+        /* realigned with fewer outcomes than a period: its first one */
+        e->realign_fresh = false;
+        start_repeat(e, e->hist_len, e->hist_len);
+        return;
+    }
+    e->realign_fresh = false;
     if (e->hist_len != NTRACE_HIST_BITS) {
         /*
          * The loop's pattern ended: a shorter HIST only pays while it
@@ -517,6 +525,7 @@ static void repeat_hist(NTraceEncoder *e)
         e->hist = UINT64_C(1) << tail | (h & ((UINT64_C(1) << tail) - 1));
     }
     e->hist_len = len;
+    e->realign_fresh = tail < len;
     if (tail >= len) {
         start_repeat(e, tail, len);
     }
