@@ -49,16 +49,7 @@ tg_file() {
     fi
 }
 
-mkdir "$work/nexrv"
-if [ -d "$repo/refcode/c" ]; then
-    cp "$repo"/refcode/c/*.[ch] "$work/nexrv/"
-else
-    for f in $(git --git-dir="$repo" ls-tree --name-only HEAD refcode/c/ |
-               grep '\.[ch]$'); do
-        git --git-dir="$repo" show "HEAD:$f" > "$work/nexrv/$(basename "$f")"
-    done
-fi
-gcc -O2 -w -o "$work/NexRv" "$work"/nexrv/*.c || die "NexRv does not build"
+build_nexrv "$repo" "$work"
 tg_file "$examples/from_etrace/test_files/coremark.riscv" > "$work/ref.elf"
 
 # The two patches, at the addresses of this ELF's symbols

@@ -26,6 +26,27 @@ info() {
     echo "${0##*/}: $*"
 }
 
+# For the N-trace scripts: NexRv, the N-trace task group's reference
+# code, built as it is from REPO (a checkout of riscv-non-isa/
+# tg-nexus-trace or its bare git directory) into DIR/NexRv; its sources
+# go to DIR/nexrv, nothing of them into the project.
+#   build_nexrv REPO DIR
+build_nexrv() {
+    local repo=$1 dir=$2 f
+
+    mkdir "$dir/nexrv"
+    if [ -d "$repo/refcode/c" ]; then
+        cp "$repo"/refcode/c/*.[ch] "$dir/nexrv/"
+    else
+        for f in $(git --git-dir="$repo" ls-tree --name-only HEAD \
+                       refcode/c/ | grep '\.[ch]$'); do
+            git --git-dir="$repo" show "HEAD:$f" \
+                > "$dir/nexrv/$(basename "$f")"
+        done
+    fi
+    gcc -O2 -w -o "$dir/NexRv" "$dir"/nexrv/*.c || die "NexRv does not build"
+}
+
 # For the interop scripts: one e2e guest run (tests-e2e/run-e2e.py, which
 # checks the decoded trace against QEMU's execlog), its files kept in DIR
 # for a reference decoder, its output in LOG.  APPEND is the guest's

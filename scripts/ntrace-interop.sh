@@ -23,18 +23,7 @@ repo=$1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# NexRv from the task group's sources, as they are.
-mkdir "$work/nexrv"
-if [ -d "$repo/refcode/c" ]; then
-    cp "$repo"/refcode/c/*.[ch] "$work/nexrv/"
-else
-    for f in $(git --git-dir="$repo" ls-tree --name-only HEAD refcode/c/ |
-               grep '\.[ch]$'); do
-        git --git-dir="$repo" show "HEAD:$f" > "$work/nexrv/$(basename "$f")"
-    done
-fi
-gcc -O2 -w -o "$work/NexRv" "$work"/nexrv/*.c ||
-    die "NexRv does not build"
+build_nexrv "$repo" "$work"
 
 elfs=$RVPA_BUILD/tests-e2e
 objdump=${RVTRACE_OBJDUMP:-riscv64-unknown-elf-objdump}
