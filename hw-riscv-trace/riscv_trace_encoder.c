@@ -123,6 +123,9 @@ REG32(TE_DISCOVERY1, 0xE04)
  * has branch trace (BTM, 3) and history trace (HTM, 6).
  */
 #define TE_INST_MODE_DELTA      6
+/* InstSyncMode and InstSyncMax an activation sets: by packets, 2^4 */
+#define TE_SYNC_MODE_DEFAULT    ETRACE_SYNC_PACKETS
+#define TE_SYNC_MAX_DEFAULT     4
 /* trTeInstFeatures fields N-trace has (the rest read 0 in N-trace) */
 #define TE_NTRACE_FEATURES \
     (R_TE_INST_FEATURES_EN_IMPLICIT_RETURN_MASK | \
@@ -1657,8 +1660,8 @@ static uint32_t te_control_defaults(RISCVTraceEncoderState *te)
     return R_TR_CONTROL_ACTIVE_MASK |
            te->default_format << R_TE_CONTROL_FORMAT_SHIFT |
            TE_INST_MODE_DELTA << R_TE_CONTROL_INST_MODE_SHIFT |
-           ETRACE_SYNC_PACKETS << R_TE_CONTROL_SYNC_MODE_SHIFT |
-           4 << R_TE_CONTROL_SYNC_MAX_SHIFT;
+           TE_SYNC_MODE_DEFAULT << R_TE_CONTROL_SYNC_MODE_SHIFT |
+           TE_SYNC_MAX_DEFAULT << R_TE_CONTROL_SYNC_MAX_SHIFT;
 }
 
 /*
@@ -2064,9 +2067,9 @@ static const Property te_properties[] = {
     DEFINE_PROP_UINT32("inst-mode", RISCVTraceEncoderState,
                        reset_inst_mode, 0),
     DEFINE_PROP_UINT32("inst-sync-mode", RISCVTraceEncoderState,
-                       reset_sync_mode, ETRACE_SYNC_PACKETS),
+                       reset_sync_mode, TE_SYNC_MODE_DEFAULT),
     DEFINE_PROP_UINT32("inst-sync-max", RISCVTraceEncoderState,
-                       reset_sync_max, 4),
+                       reset_sync_max, TE_SYNC_MAX_DEFAULT),
     DEFINE_PROP_UINT32("x-queue-len", RISCVTraceEncoderState, queue_len,
                        TE_QUEUE_LEN),
     DEFINE_PROP_UINT32("x-encode-delay-us", RISCVTraceEncoderState,
