@@ -19,7 +19,7 @@ static uint64_t mask_of(unsigned bits)
 /* The fewest bytes that hold v, minus one (data_len, op_len). */
 static unsigned len_of(uint64_t v)
 {
-    return (63 - __builtin_clzll(v | 1)) / 8;     /* (0 and 1: 0) */
+    return (63 ^ __builtin_clzll(v | 1)) / 8;     /* (0 and 1: 0) */
 }
 
 /* v of width bits, sign-extended, shifted right arithmetically by sh. */
@@ -184,30 +184,75 @@ size_t etrace_data_pack(const ETraceParams *p, const ETraceOptions *o,
 
 #ifdef __SIZEOF_INT128__
 /*
+ * etrace_store_le64() of the header word (with the payload's length) and
+ * of the payload's two words, at buf: whole words, as the bytes past the
+ * packet are not part of it, and the payload's overwrite those past the
+ * header (length and flow, then the index).  Returns the packet's length.
+ */
+static inline __attribute__((always_inline))
+size_t store_packet(uint64_t header, unsigned h, unsigned bytes,
+                    uint64_t lo, uint64_t hi, uint8_t *buf)
+{
+    etrace_store_le64(buf, bytes | header);
+    etrace_store_le64(buf + h, lo);
+    etrace_store_le64(buf + h + 8, hi);
+    return h + bytes;
+}
+
+/*
+ * pack_load_store()'s packet of more than 63 bits (eight data bytes or a
+ * far address), out of its loop: lo holds the fields below the data,
+ * sent goes at bit sent_at, field (the address, sign-extended) at n, and
+ * its last sign bit is at top.
+ */
+static __attribute__((noinline))
+size_t pack_wide(uint64_t header, unsigned h, uint64_t lo, uint64_t sent,
+                 unsigned sent_at, int64_t field, unsigned n, unsigned top,
+                 uint8_t *buf)
+{
+    uint64_t sign = field < 0 ? UINT64_MAX : 0, hi;
+    unsigned __int128 wsign = field < 0 ? ~(unsigned __int128)0 : 0;
+    unsigned __int128 below = ((unsigned __int128)1 << top) - 1;
+    unsigned __int128 p = lo | (unsigned __int128)sent << sent_at |
+                          (unsigned __int128)(uint64_t)field << n;
+    unsigned bytes;
+
+    /* above the sign bit, copies of it (the shift dropped them) */
+    p = (p & below) | (wsign & ~below);
+    hi = p >> 64;
+    lo = p;
+    bytes = hi ^ sign ? ((63 ^ __builtin_clzll(hi ^ sign)) + 73) / 8
+                      : ((63 ^ __builtin_clzll((lo ^ sign) | 1)) + 9) / 8;
+    return store_packet(header, h, bytes, lo, hi, buf);
+}
+
+/*
  * The commonest packet: a load or store with address and data, of a size
  * sent since the sync, so address and data are compressed.  The bytes of
  * data_pack() with neither its general packet nor its field walker: the
- * payload is built in 128 bits, the address last and only its significant
- * bits (the sign-based compression drops the rest).  Returns 0 where it
- * does not apply: data_pack() then takes the access.
+ * payload is built in a word (in two by pack_wide()), the address last
+ * and only its significant bits (the sign-based compression drops the
+ * rest).  The packer's
+ * parameters and the state come as values and arrays that the callers
+ * keep in locals (pack_run()).  Returns 0 where it does not apply, with
+ * nothing changed: data_pack() then takes the access.
  */
 static inline __attribute__((always_inline))
-size_t pack_load_store(const ETracePacker *pk, ETraceDataState *st,
-                              const ETraceDataAccess *a,
-                              uint8_t buf[ETRACE_MAX_PACKET])
+size_t pack_load_store(uint64_t addr_mask, unsigned aw, uint64_t header,
+                       unsigned h, uint64_t addr[4], uint64_t data[4],
+                       const ETraceDataAccess *a, uint8_t *buf)
 {
-    unsigned s = a->dsize, aw = pk->p.iaddress_width_p;
+    unsigned s = a->dsize;
     uint64_t dmask = UINT64_MAX >> (64 - (8u << s)), d = a->data & dmask;
-    uint64_t daddr = a->daddr & pk->addr_mask;
-    uint64_t v = (daddr - st->addr[s]) & pk->addr_mask;
+    uint64_t daddr = a->daddr & addr_mask;
+    uint64_t v = (daddr - addr[s]) & addr_mask;
     int64_t field = (int64_t)(v << (64 - aw)) >> (64 - aw);
     unsigned format = a->dtype == ETRACE_DTYPE_LOAD ? ETRACE_DFMT_LOAD
                                                     : ETRACE_DFMT_STORE;
-    uint64_t sent, hi, lo;
-    unsigned len, n, top, bits;
-    unsigned diff = choose_data(true, false, d, st->data[s], dmask, &sent,
-                                &len);
-    unsigned h = pk->header;
+    uint64_t sent, lo, sign = field < 0 ? UINT64_MAX : 0;
+    unsigned len, n, top;
+    size_t packet;
+    unsigned diff = choose_data(true, false, d, data[s], dmask, &sent, &len);
 
     if (v & ((1u << s) - 1)) {
         format |= 1;                /* unaligned: the byte difference */
@@ -215,89 +260,128 @@ size_t pack_load_store(const ETracePacker *pk, ETraceDataState *st,
         field >>= s;
     }
     n = 7 + s + 8 * (len + 1);      /* the bits before the address */
-    top = n + 64 - __builtin_clrsbll(field) - 1;    /* the sign bit */
+    top = n + 63 - __builtin_clrsbll(field);    /* its last sign bit */
+    lo = format | s << 3 | diff << 5 | len << 7;
     if (top < 63) {
-        /* most packets fit a word: data up to 4 bytes, a near address */
-        uint64_t sign = field < 0 ? UINT64_MAX : 0;
-        uint64_t below = (UINT64_C(1) << top) - 1;
-
-        lo = format | s << 3 | diff << 5 | (uint64_t)len << 7 |
-             sent << (7 + s) | (uint64_t)field << n;
-        lo = (lo & below) | (sign & ~below);
-        hi = sign;
-        bits = lo ^ sign ? 63 - __builtin_clzll(lo ^ sign) + 2 : 1;
+        /*
+         * Most packets fit a word (data up to 4 bytes, a near address):
+         * above the address's sign bit, lo holds copies of it.  The bytes
+         * up to the highest bit that differs from the sign, and one more
+         * bit (the sign the decoder extends).
+         */
+        lo |= sent << (7 + s) | (uint64_t)field << n;
+        packet = store_packet(header, h,
+                              ((63 ^ __builtin_clzll((lo ^ sign) | 1)) + 9) / 8,
+                              lo, sign, buf);
     } else if (top < 128) {
-        unsigned __int128 sign = field < 0 ? ~(unsigned __int128)0 : 0;
-        unsigned __int128 below = ((unsigned __int128)1 << top) - 1;
-        unsigned __int128 p = format | s << 3 | diff << 5 |
-                              (unsigned __int128)len << 7 |
-                              (unsigned __int128)sent << (7 + s) |
-                              (unsigned __int128)(uint64_t)field << n;
-
-        /* above the sign bit, copies of it; below, the highest that differs */
-        p = (p & below) | (sign & ~below);
-        hi = p >> 64;
-        lo = p;
-        bits = hi ^ (uint64_t)sign ?
-               64 + 63 - __builtin_clzll(hi ^ (uint64_t)sign) + 2 :
-               lo ^ (uint64_t)sign ?
-               63 - __builtin_clzll(lo ^ (uint64_t)sign) + 2 : 1;
+        packet = pack_wide(header, h, lo, sent, 7 + s, field, n, top, buf);
     } else {
         return 0;
     }
-    /*
-     * Whole words: the bytes past the packet are not part of it, and the
-     * payload's overwrite those past the header (length and flow, then
-     * the index).
-     */
-    etrace_store_le64(buf, (bits + 7) / 8 |
-                           ETRACE_FLOW_DATA << ETRACE_FLOW_SHIFT |
-                           (uint64_t)pk->p.src_id << 8);
-    etrace_store_le64(buf + h, lo);
-    etrace_store_le64(buf + h + 8, hi);
-    st->addr[s] = daddr;
-    st->data[s] = d;
-    return h + (bits + 7) / 8;
+    addr[s] = daddr;
+    data[s] = d;
+    return packet;
 }
-#endif
 
-/* Whether o lets pack_fast() take the word-at-a-time packer */
+/* The header word of pk's data packets, but for the payload's length */
+static uint64_t data_header(const ETracePacker *pk)
+{
+    return ETRACE_FLOW_DATA << ETRACE_FLOW_SHIFT | (uint64_t)pk->p.src_id << 8;
+}
+
+/*
+ * The sizes pack_load_store() takes with st (bit s): 8 << s bits fit an
+ * address, and an address and data of the size were sent since the sync.
+ */
+static unsigned fast_sizes(const ETracePacker *pk, const ETraceDataState *st)
+{
+    unsigned sizes = 0;
+
+    for (unsigned s = 0; s < 4 && 8u << s <= pk->p.iaddress_width_p; s++) {
+        sizes |= 1u << s;
+    }
+    return sizes & st->addr_known & st->data_known;
+}
+
+static inline bool takes_fast(unsigned sizes, const ETraceDataAccess *a)
+{
+    return a->dtype <= ETRACE_DTYPE_STORE && (sizes >> a->dsize & 1);
+}
+
+/*
+ * pack_load_store() for a[0..n) at *pos, up to the first access it does
+ * not take or a window end with less than ETRACE_MAX_PACKET bytes of room.
+ * The state and the packer's parameters are locals here: the packets'
+ * byte stores may alias anything in memory, which would make the compiler
+ * load them again for every access.  Returns how many it took.
+ */
+static __attribute__((noinline))
+size_t pack_run(const ETracePacker *pk, ETraceDataState *st,
+                const ETraceDataAccess *a, size_t n, uint8_t **pos,
+                const uint8_t *end)
+{
+    uint64_t addr[4], data[4], addr_mask = pk->addr_mask;
+    uint64_t header = data_header(pk);
+    unsigned sizes = fast_sizes(pk, st), aw = pk->p.iaddress_width_p;
+    unsigned h = pk->header;
+    uint8_t *p = *pos;
+    size_t i, len;
+
+    memcpy(addr, st->addr, sizeof(addr));
+    memcpy(data, st->data, sizeof(data));
+    for (i = 0; i < n && end - p >= ETRACE_MAX_PACKET; i++, p += len) {
+        if (!takes_fast(sizes, &a[i])) {
+            break;
+        }
+        len = pack_load_store(addr_mask, aw, header, h, addr, data, &a[i], p);
+        if (!len) {
+            break;
+        }
+    }
+    memcpy(st->addr, addr, sizeof(addr));
+    memcpy(st->data, data, sizeof(data));
+    *pos = p;
+    return i;
+}
+
+/* pack_load_store() of one access at buf, if it takes it; else 0. */
+static size_t pack_one(const ETracePacker *pk, ETraceDataState *st,
+                       const ETraceDataAccess *a, uint8_t *buf)
+{
+    if (!takes_fast(fast_sizes(pk, st), a)) {
+        return 0;
+    }
+    return pack_load_store(pk->addr_mask, pk->p.iaddress_width_p,
+                           data_header(pk), pk->header, st->addr, st->data,
+                           a, buf);
+}
+
+/* Whether o lets the word-at-a-time packer take loads and stores */
 static bool options_fast(const ETracePacker *pk, const ETraceOptions *o)
 {
     return pk->fast && !o->data_no_value && !o->data_no_address &&
            !o->data_full_address;
 }
-
-/* With fast, options_fast() */
-static inline __attribute__((always_inline))
-size_t pack_fast(const ETracePacker *pk, const ETraceOptions *o, bool fast,
-                 ETraceDataState *st, const ETraceDataAccess *a,
-                 uint8_t buf[ETRACE_MAX_PACKET])
-{
-#ifdef __SIZEOF_INT128__
-    unsigned s = a->dsize;
-
-    if (fast && (a->dtype == ETRACE_DTYPE_LOAD ||
-                 a->dtype == ETRACE_DTYPE_STORE) &&
-        s < 4 && 8u << s <= pk->p.iaddress_width_p &&
-        (st->addr_known & st->data_known) >> s & 1) {
-        size_t len = pack_load_store(pk, st, a, buf);
-
-        if (len) {
-            return len;
-        }
-    }
 #else
-    (void)fast;
-#endif
-    return data_pack(&pk->p, o, st, a, buf);
+/* Without 128-bit integers, every packet is the field walker's. */
+static bool options_fast(const ETracePacker *pk, const ETraceOptions *o)
+{
+    (void)pk;
+    (void)o;
+    return false;
 }
+
+#define pack_one(pk, st, a, buf)            0
+#define pack_run(pk, st, a, n, pos, end)    0
+#endif
 
 size_t etrace_data_pack_fast(const ETracePacker *pk, const ETraceOptions *o,
                              ETraceDataState *st, const ETraceDataAccess *a,
                              uint8_t buf[ETRACE_MAX_PACKET])
 {
-    return pack_fast(pk, o, options_fast(pk, o), st, a, buf);
+    size_t len = options_fast(pk, o) ? pack_one(pk, st, a, buf) : 0;
+
+    return len ? len : data_pack(&pk->p, o, st, a, buf);
 }
 
 size_t etrace_data_pack_window(const ETracePacker *pk,
@@ -306,12 +390,18 @@ size_t etrace_data_pack_window(const ETracePacker *pk,
                                ETraceWindow *w)
 {
     bool fast = options_fast(pk, o);
-    uint8_t *pos = w->pos, *end = w->end;
-    size_t i;
+    uint8_t *pos = w->pos;
+    size_t i = 0;
 
-    /* (pos and end in registers: the packets' stores may alias *w) */
-    for (i = 0; i < n && end - pos >= ETRACE_MAX_PACKET; i++) {
-        pos += pack_fast(pk, o, fast, st, &a[i], pos);
+    while (i < n && w->end - pos >= ETRACE_MAX_PACKET) {
+        if (fast) {
+            i += pack_run(pk, st, &a[i], n - i, &pos, w->end);
+            if (i == n || w->end - pos < ETRACE_MAX_PACKET) {
+                break;
+            }
+        }
+        pos += data_pack(&pk->p, o, st, &a[i], pos);
+        i++;
     }
     w->pos = pos;
     return i;
