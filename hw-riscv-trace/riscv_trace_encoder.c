@@ -794,7 +794,8 @@ static void te_encode(void *opaque, const ETraceBlock *b)
 
     te_trace_block(te, b);
     if (te->options.data && b->qualified && b->iretire && !b->run &&
-        b->itype != RISCV_ITYPE_EXCEPTION && b->itype != RISCV_ITYPE_INTERRUPT) {
+        b->itype != RISCV_ITYPE_EXCEPTION &&
+        b->itype != RISCV_ITYPE_INTERRUPT) {
         te_data_fed(te, b);
     }
     if (te_ntrace(te)) {
@@ -910,24 +911,27 @@ static void te_encode_entries(RISCVTraceEncoderState *te, unsigned m)
 static unsigned te_encode_direct(RISCVTraceEncoderState *te,
                                  const RISCVTraceRecord *rec, unsigned n)
 {
-    unsigned i = 0, m = 0;
+    RISCVTraceRecord *scratch = te->dscratch;
+    uint32_t entry = te->dentry;
+    unsigned i = 0, m = 0, len;
 
-    while (i < n) {
+    for (; i < n; i += len) {
         uint64_t info = rec[i].info;
-        unsigned len = etrace_packed_len(info);
 
-        if ((info & (TE_RECORD_STOP | TE_RECORD_PAD | RISCV_TRACE_CONTEXT)) ||
-            i + len > n) {
+        if (info & (TE_RECORD_STOP | TE_RECORD_PAD | RISCV_TRACE_CONTEXT)) {
+            break;
+        }
+        len = info & ETRACE_PB_DATA ? 2 : etrace_packed_len(info);
+        if (i + len > n) {
             break;
         }
         if (info & ETRACE_PB_DATA) {
-            te_data_record(te, &rec[i], te->dentry + m);
-        } else {
-            te->dscratch[m] = rec[i];
-            te->dscratch[m + 1] = rec[i + len - 1];     /* a trap's */
-            m += len;
+            te_data_record(te, &rec[i], entry + m);
+            continue;
         }
-        i += len;
+        scratch[m] = rec[i];
+        scratch[m + 1] = rec[i + len - 1];      /* a trap's */
+        m += len;
     }
     te_encode_entries(te, m);
     return i;
