@@ -91,6 +91,7 @@ configs=(
     "E-trace all modes, RAM sink|rvpa|virt,rvtrace=on|rv64|trace=$all_modes||1.5x"
     "E-trace default, chardev|rvpa|virt,rvtrace=on,rvtrace-chardev=tr|rv64|trace=0 sink=pib|-chardev null,id=tr|1.25x"
     "E-trace 2.0 layout, all|rvpa|virt,rvtrace=on|rv64|trace=$all_modes|-global riscv-trace-encoder.arch=1|1.5x"
+    "E-trace default + data accesses|rvpa|virt,rvtrace=on|rv64|trace=0 data=1||2x"
     "N-trace BTM, RAM sink|rvpa|virt,rvtrace=on|rv64|trace=0 ntrace=3||1.25x"
     "N-trace HTM, RAM sink|rvpa|virt,rvtrace=on|rv64|trace=0 ntrace=6||1.25x"
     "N-trace HTM, stack, repeat|rvpa|virt,rvtrace=on|rv64|trace=$nt_all ntrace=6||1.5x"
