@@ -232,10 +232,10 @@ size_t pack_wide(uint64_t header, unsigned h, uint64_t lo, uint64_t sent,
  * data_pack() with neither its general packet nor its field walker: the
  * payload is built in a word (in two by pack_wide()), the address last
  * and only its significant bits (the sign-based compression drops the
- * rest).  The packer's
- * parameters and the state come as values and arrays that the callers
- * keep in locals (pack_run()).  Returns 0 where it does not apply, with
- * nothing changed: data_pack() then takes the access.
+ * rest).  The packer's parameters and the state come as values and
+ * arrays that the callers keep in locals (pack_run()).  Returns 0 where
+ * it does not apply, with nothing changed: data_pack() then takes the
+ * access.
  */
 static inline __attribute__((always_inline))
 size_t pack_load_store(uint64_t addr_mask, unsigned aw, uint64_t header,
@@ -303,6 +303,7 @@ static unsigned fast_sizes(const ETracePacker *pk, const ETraceDataState *st)
     return sizes & st->addr_known & st->data_known;
 }
 
+/* Whether pack_load_store() takes a, with fast_sizes() sizes */
 static inline bool takes_fast(unsigned sizes, const ETraceDataAccess *a)
 {
     return a->dtype <= ETRACE_DTYPE_STORE && (sizes >> a->dsize & 1);
