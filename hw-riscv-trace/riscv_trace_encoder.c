@@ -721,16 +721,33 @@ static inline bool te_entry_before(uint32_t a, uint32_t b)
     return (int32_t)(a - b) < 0;
 }
 
+/*
+ * How many of the queued accesses are of entries before 'end': a binary
+ * search, as te_encode_direct() numbers them in order (a flush leaves
+ * at most the accesses of the entry still to be evaluated).
+ */
+static unsigned te_data_before(RISCVTraceEncoderState *te, uint32_t end)
+{
+    unsigned lo = 0, hi = te->dq_len;
+
+    while (lo < hi) {
+        unsigned mid = lo + (hi - lo) / 2;
+        uint32_t seq = te->dq[(te->dq_head + mid) % TE_DATA_QUEUE].seq;
+
+        if (te_entry_before(seq, end)) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
 /* The accesses of the entries before entry 'end' go out. */
 static void te_data_flush(RISCVTraceEncoderState *te, uint32_t end)
 {
-    unsigned n = 0;
+    unsigned n = te_data_before(te, end);
 
-    while (n < te->dq_len &&
-           te_entry_before(te->dq[(te->dq_head + n) % TE_DATA_QUEUE].seq,
-                           end)) {
-        n++;
-    }
     if (n && te->dsynced) {
         te_data_after_f3(te);
     }
