@@ -217,7 +217,7 @@ size_t pack_wide(uint64_t header, unsigned h, uint64_t lo, uint64_t sent,
                           (unsigned __int128)(uint64_t)field << n;
     unsigned bytes;
 
-    /* above the sign bit, copies of it (the shift dropped them) */
+    /* above the sign bit, copies of it (field came zero-extended) */
     p = (p & below) | (wsign & ~below);
     hi = p >> 64;
     lo = p;
@@ -233,9 +233,8 @@ size_t pack_wide(uint64_t header, unsigned h, uint64_t lo, uint64_t sent,
  * payload is built in a word (in two by pack_wide()), the address last
  * and only its significant bits (the sign-based compression drops the
  * rest).  The packer's parameters and the state come as values and
- * arrays that the callers keep in locals (pack_run()).  Returns 0 where
- * it does not apply, with nothing changed: data_pack() then takes the
- * access.
+ * arrays, which pack_run() keeps in locals.  Returns 0 where it does not
+ * apply, with nothing changed: data_pack() then takes the access.
  */
 static inline __attribute__((always_inline))
 size_t pack_load_store(uint64_t addr_mask, unsigned aw, uint64_t header,
