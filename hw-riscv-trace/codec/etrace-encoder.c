@@ -2130,21 +2130,27 @@ static inline unsigned join_quiet_run_branches(RunBranches *rb,
     bool may_send = rb->branches + n - 1 >= MAX_MAP_BRANCHES;
     /* the oldest's entry on top, each next one shifted up in turn */
     uint64_t entries = index << (64 - ETRACE_RUN_INDEX_BITS * n);
-    uint64_t taken = ~map, leading = counting, pbc = rb->pbc;
+    /* the outcomes still to check (1 = taken), with a stop bit above */
+    uint64_t left = (~map & ((UINT64_C(1) << (n - 1)) - 1)) |
+                    UINT64_C(1) << (n - 1);
+    uint64_t taken, leading = counting, pbc = rb->pbc;
     unsigned i;
 
     if (may_send && !counting) {
         return 0;
     }
-    for (i = 0; i + 1 < n; i++) {
-        uint8_t state = table[entries >> (64 - ETRACE_RUN_INDEX_BITS) & mask];
-
-        if (state != (-(taken & 1) & 3)) {
+    /*
+     * A saturated entry that predicts its branch: 3 if taken, else 0,
+     * the only states s for which s + taken is a multiple of 4.
+     */
+    for (; left > 1; left >>= 1, entries <<= ETRACE_RUN_INDEX_BITS) {
+        if ((table[entries >> (64 - ETRACE_RUN_INDEX_BITS) & mask] +
+             (left & 1)) & 3) {
             break;
         }
-        entries <<= ETRACE_RUN_INDEX_BITS;
-        taken >>= 1;
     }
+    i = n - 1 - (63 - __builtin_clzll(left));
+    taken = left;
     pbc += leading * i;
     for (; i + 1 < n; i++) {
         uint8_t *entry = &table[entries >> (64 - ETRACE_RUN_INDEX_BITS) &
