@@ -9,9 +9,9 @@
  * (from C).  The first branch block after any other block goes out
  * whole, and so does every 63rd branch block in a row.  With branch
  * prediction (indexed) the runs carry each branch's predictor entry and
- * hold at most ETRACE_RUN_INDEXED_MAX branches: the 9th branch block in
+ * hold at most ETRACE_RUN_INDEXED_MAX branches: the 10th branch block in
  * a row starts the next run, except after every RUN_CHAIN-th full run,
- * when it and the 10th go out whole; above its entries the hart's index
+ * when it and the 11th go out whole; above its entries the hart's index
  * word holds older ones, which the encoder must ignore.
  * RunMaker does the same to a stream of ETraceBlocks.
  *

@@ -1984,7 +1984,7 @@ static void feed_packed_one(void *opaque, const ETraceBlock *b)
 }
 
 /*
- * With branch prediction, indexed runs (at most 8 branches, each with
+ * With branch prediction, indexed runs (at most 9 branches, each with
  * its predictor entry) give exactly the packets of the same blocks sent
  * one by one, in every mode combined with it, as long as no resync
  * moves (a resync waits for two addressed blocks in a row): the
@@ -2098,7 +2098,7 @@ static void test_predicted_loop_resync(void)
             lost += h->pkt[i].format == 3 && h->pkt[i].subformat == 3 &&
                     h->pkt[i].qual_status == ETRACE_QUAL_TRACE_LOST;
         }
-        /* a resync at each pair of whole blocks: every 66 blocks */
+        /* a resync at each pair of whole blocks: every 74 blocks */
         g_assert_cmpuint(syncs, >=,
                          2000 / (RUN_CHAIN * ETRACE_RUN_INDEXED_MAX + 2) - 1);
         g_assert_cmpuint(lost, ==, 0);

@@ -90,16 +90,17 @@ enum {
 /*
  * A run (ETRACE_PB_RUN) that also carries each branch's entry in the
  * branch predictor (3.2.6), which needs it: at most
- * ETRACE_RUN_INDEXED_MAX branches, so that the map takes bits 0 to 8 of
+ * ETRACE_RUN_INDEXED_MAX branches, so that the map takes bits 0 to 9 of
  * iaddr, and from bit ETRACE_RUN_INDEX_SHIFT up, ETRACE_RUN_INDEX_BITS
  * each, bits 6:1 of the branches' addresses, the newest lowest (the i-th
- * oldest of n at ETRACE_RUN_INDEX_SHIFT + 6 * (n - 1 - i)).  Enough for a
- * predictor of up to 64 entries indexed from bit 1 (iaddress_lsb_p 1);
- * etrace_run_indexes_fit() says whether an encoder's is one.
+ * oldest of n at ETRACE_RUN_INDEX_SHIFT + 6 * (n - 1 - i)): nine entries
+ * fill the word.  Enough for a predictor of up to 64 entries indexed
+ * from bit 1 (iaddress_lsb_p 1); etrace_run_indexes_fit() says whether
+ * an encoder's is one.
  */
 #define ETRACE_PB_RUN_INDEXED       (UINT64_C(1) << 44)
-#define ETRACE_RUN_INDEXED_MAX      8
-#define ETRACE_RUN_INDEX_SHIFT      16
+#define ETRACE_RUN_INDEXED_MAX      9
+#define ETRACE_RUN_INDEX_SHIFT      10
 #define ETRACE_RUN_INDEX_BITS       6
 
 /* Bits 45 to 63 are the producer's own: the encoder ignores them. */
