@@ -779,6 +779,54 @@ static void test_repeat_realign_holdoff(void)
     run_free(&r);
 }
 
+/*
+ * A HIST realigned with fewer outcomes than its new length is, once
+ * full, the first of a repeat.  Eleven outcomes without a period, then
+ * a loop of seven branches (six taken) eight times: the first full HIST
+ * holds 20 of the loop's outcomes at its newest end, so the eleven go
+ * out alone (ResourceFull RCODE 1) and HIST, realigned, fills to 28
+ * from the 20.  That HIST and the next 28 of the loop are one
+ * ResourceFull RCODE 2 with HREPEAT 2.  Before the fix, the first fill
+ * of 28 was taken for the end of the pattern: HIST went back to 31 and
+ * the loop took two more RCODE 1 messages and no repeat.
+ */
+static void test_repeat_realign_short(void)
+{
+    NTraceOptions o = { .mode = NTRACE_MODE_HTM, .repeat = true };
+    const char *noise = "TTTNNTNTTTNNNTNTTNNNTTTNTNNTTN";
+    unsigned hist = 0, repeats = 0;
+    Run r = {};
+
+    run_begin(&r, &o);
+    feed_outcomes(&r, "TTNTTTNNTNT");
+    for (int i = 0; i < 8; i++) {
+        feed_outcomes(&r, "TTTTTTN");
+    }
+    feed_outcomes(&r, noise);
+    feed(&r, blk(0x3000, 2, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true));
+    feed(&r, blk(0x4000, 2, RISCV_ITYPE_NONE, true));
+    run_end(&r);
+
+    for (unsigned i = 0; i < r.msgs->len; i++) {
+        const NTraceMessage *m = msg(&r, i);
+
+        if (m->tcode != NTRACE_TCODE_RESOURCE_FULL) {
+            continue;
+        }
+        if (m->rcode == NTRACE_RCODE_HIST) {
+            g_assert_cmphex(m->rdata >> 11, ==, 1);     /* the eleven */
+            hist++;
+        } else if (m->rcode == NTRACE_RCODE_HIST_REPEAT) {
+            g_assert_cmphex(m->rdata >> 28, ==, 1);     /* 28 outcomes */
+            g_assert_cmpuint(m->hrepeat, ==, 2);
+            repeats++;
+        }
+    }
+    g_assert_cmpuint(hist, ==, 1);
+    g_assert_cmpuint(repeats, ==, 1);
+    run_free(&r);
+}
+
 /* Runs of branch blocks: their outcomes and half-words in HTM only. */
 static void test_runs(void)
 {
@@ -1271,6 +1319,8 @@ int main(int argc, char **argv)
     g_test_add_func("/ntrace/encoder/repeat-period", test_repeat_period);
     g_test_add_func("/ntrace/encoder/repeat-realign-holdoff",
                     test_repeat_realign_holdoff);
+    g_test_add_func("/ntrace/encoder/repeat-realign-short",
+                    test_repeat_realign_short);
     g_test_add_func("/ntrace/encoder/repeat-thirty", test_repeat_thirty);
     g_test_add_func("/ntrace/encoder/repeat-thirty-ends",
                     test_repeat_thirty_ends);
