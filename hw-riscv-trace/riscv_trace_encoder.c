@@ -946,8 +946,7 @@ static unsigned te_encode_direct(RISCVTraceEncoderState *te,
             te_data_record(te, &rec[i], entry + m);
             continue;
         }
-        scratch[m] = rec[i];
-        scratch[m + 1] = rec[i + len - 1];      /* a trap's */
+        memcpy(&scratch[m], &rec[i], len * sizeof(*rec));    /* a trap's */
         m += len;
     }
     te_encode_entries(te, m);
@@ -1158,10 +1157,11 @@ static RISCVTraceRecord *te_lend_room(RISCVTraceEncoderState *te,
         te_wait_for_room(te);
     }
     if (room.pad) {
-        /* a trap's pair must not be split by the end of the array */
-        te->queue[te->queue_len - 1] =
-            (RISCVTraceRecord) { .info = TE_RECORD_PAD };
-        te_publish(te, 1);
+        /* a record of several entries must not be split by the end */
+        for (uint32_t i = te->queue_len - room.pad; i < te->queue_len; i++) {
+            te->queue[i] = (RISCVTraceRecord) { .info = TE_RECORD_PAD };
+        }
+        te_publish(te, room.pad);
     }
     te->room = &te->queue[room.first];
     *limit = te->room + room.len;

@@ -47,17 +47,18 @@ static void trace_update_cs_base(CPURISCVState *env)
 }
 
 /*
- * Take the room the consumer lends, records [first, *limit).  Its last
- * slot is a spare: env->trace_limit stops one short of it, so whoever
- * finds trace_ptr below trace_limit can store two records (a trap's
- * pair, a data access's, a run and its newest block) before checking
- * for room.
+ * Take the room the consumer lends, records [first, *limit), at least
+ * ETRACE_PACKED_LEN_MAX + 1 of them.  Its last ETRACE_PACKED_LEN_MAX
+ * slots are a spare: env->trace_limit stops short of them, so whoever
+ * finds trace_ptr below trace_limit can store the longest record and
+ * one more (an indexed run and the block after it) before checking for
+ * room.
  */
 static void trace_take_room(CPURISCVState *env, RISCVTraceRecord *first,
                             RISCVTraceRecord *limit)
 {
     env->trace_ptr = first;
-    env->trace_limit = limit - 1;
+    env->trace_limit = limit - ETRACE_PACKED_LEN_MAX;
 }
 
 /*
@@ -127,6 +128,7 @@ static void trace_run_end(CPURISCVState *env)
     run->map = RISCV_TRACE_RUN_WHOLE;
     run->units = 0;
     run->newest.info = 0;
+    run->entry_ptr = run->entries;
     if (!newest || branches > RISCV_TRACE_RUN_MAX || !env->trace_consume) {
         return;
     }
@@ -135,12 +137,6 @@ static void trace_run_end(CPURISCVState *env)
     n = branches - trace_is_branch(newest);
     if (n) {
         slot->iaddr = extract64(map, 64 - branches, n) | BIT_ULL(n);
-        if (run->index_branches) {
-            /* the newest's entry is the lowest: without it, if a branch */
-            slot->iaddr |= (run->index >> (ETRACE_RUN_INDEX_BITS *
-                                           trace_is_branch(newest))) <<
-                           ETRACE_RUN_INDEX_SHIFT;
-        }
         /* units: 0 if not counted, else the newest's and more */
         if (units) {
             units -= newest & RISCV_TRACE_RUN_UNITS;
@@ -150,6 +146,11 @@ static void trace_run_end(CPURISCVState *env)
                      ETRACE_PB_RUN |
                      (run->index_branches ? ETRACE_PB_RUN_INDEXED : 0);
         slot++;
+        if (run->index_branches) {
+            /* the first n entries: a newest branch's is left out */
+            memcpy(slot, run->entries, sizeof(run->entries));
+            slot += ETRACE_RUN_ENTRY_SLOTS;
+        }
     }
     /*
      * Field by field: translated code stored them one at a time, and a
@@ -304,7 +305,7 @@ void riscv_trace_attach(CPUState *cs, RISCVTraceConsumeFn *fn, void *opaque)
     env->trace_run.map = RISCV_TRACE_RUN_WHOLE;
     env->trace_run.units = 0;
     env->trace_run.newest.info = 0;
-    env->trace_run.full_runs = 0;
+    env->trace_run.entry_ptr = env->trace_run.entries;
     if (fn) {
         RISCVTraceRecord *limit, *first = fn(opaque, NULL, &limit);
 

@@ -103,24 +103,17 @@ typedef ETracePackedBlock RISCVTraceRecord;
 #define RISCV_TRACE_RUN_MAX         62              /* branches held */
 /*
  * With branch prediction (RISCV_CS_BASE_TRACE_INDEX) the encoder needs
- * each branch's predictor entry too: index collects bits 6:1 of their
- * addresses, six bits each shifted in from the bottom (the newest
- * lowest), and the run records carry them (ETRACE_PB_RUN_INDEXED).  Such
- * a run holds at most ETRACE_RUN_INDEXED_MAX branch blocks: a map with
- * any of the bits of RISCV_TRACE_RUN_INDEXED_SLOW set (the 1 bit after
- * that many, or bit 0 or 1) sends a branch exit to its slow path.  There
- * a full run's record goes alone and the branch block starts the next
- * run (runs in a row: the encoder predicts a run's branches after the
- * last of the one before), except after every RISCV_TRACE_RUN_CHAIN-th
- * full run: then the block and the next one that could be held go whole.
- * An encoder that predicts every branch can resync only between two
- * blocks with addresses, which a loop of branch blocks would otherwise
- * never give it; every full run gave it one until 2026-11-27, three
- * records for each eight branches.
+ * each branch's predictor entry too: a held branch block stores bits 6:1
+ * of its branch's address at entry_ptr, which steps through entries
+ * (oldest first; back to entries[0] whenever the map is set anew, so it
+ * stays below entries[RISCV_TRACE_RUN_MAX]), and the run record carries
+ * them in the ETRACE_RUN_ENTRY_SLOTS entries after its own
+ * (ETRACE_PB_RUN_INDEXED).  After a full run the next block that could
+ * be held goes whole too: an encoder that predicts every branch can
+ * resync only between two blocks with addresses, which a loop of branch
+ * blocks would otherwise never give it.
  */
-#define RISCV_TRACE_RUN_INDEXED_SLOW \
-    MAKE_64BIT_MASK(0, 64 - ETRACE_RUN_INDEXED_MAX)
-#define RISCV_TRACE_RUN_CHAIN       8               /* a power of 2 */
+QEMU_BUILD_BUG_ON(RISCV_TRACE_RUN_MAX > ETRACE_RUN_INDEXED_MAX);
 /* iretire and ninsns: the sums of 61 blocks stay in their fields */
 #define RISCV_TRACE_RUN_UNITS       MAKE_64BIT_MASK(0, 32)
 
@@ -170,12 +163,13 @@ typedef struct RISCVTraceRun {
     uint64_t map;
     uint64_t units;             /* RISCV_TRACE_RUN_UNITS of the k held */
     RISCVTraceRecord newest;
-    uint64_t index;             /* predictor entries, the newest lowest */
-    uint32_t full_runs;         /* indexed runs ended full, modulo 2^32 */
+    uint8_t *entry_ptr;         /* the next held branch's entry */
+    /* the held branches' predictor entries (a run record's slots) */
+    uint8_t entries[ETRACE_RUN_ENTRY_SLOTS * sizeof(RISCVTraceRecord)];
     bool enabled;               /* riscv_trace_set_runs() */
     bool count_units;           /* ... and units is counted */
     bool hold_calls;            /* ... and calls are held */
-    bool index_branches;        /* ... and index is kept */
+    bool index_branches;        /* ... and entries are kept */
     /*
      * riscv_trace_set_data(): data accesses are reported too (their
      * records go before their block's, which runs would reorder: no runs)

@@ -8,11 +8,9 @@
  * the newest, then the newest whole, before a trap or a context change
  * (from C).  The first branch block after any other block goes out
  * whole, and so does every 63rd branch block in a row.  With branch
- * prediction (indexed) the runs carry each branch's predictor entry and
- * hold at most ETRACE_RUN_INDEXED_MAX branches: the 10th branch block in
- * a row starts the next run, except after every RUN_CHAIN-th full run,
- * when it and the 11th go out whole; above its entries the hart's index
- * word holds older ones, which the encoder must ignore.
+ * prediction (indexed) the runs carry each branch's predictor entry
+ * (run_entries, valid during the call), and after a full run the next
+ * branch block goes out whole too.
  * RunMaker does the same to a stream of ETraceBlocks.
  *
  * Copyright (c) 2026 The rvpa authors
@@ -25,7 +23,6 @@
 #include "etrace.h"
 
 #define RUN_MAX 62  /* RISCV_TRACE_RUN_MAX */
-#define RUN_CHAIN 8 /* RISCV_TRACE_RUN_CHAIN */
 
 typedef void RunOutFn(void *opaque, const ETraceBlock *b);
 
@@ -35,8 +32,7 @@ typedef struct RunMaker {
     bool holding;           /* newest is held */
     bool need_address;      /* the next branch block goes out whole */
     bool indexed;           /* runs carry predictor entries */
-    uint64_t index;         /* the hart's entries: older ones above */
-    unsigned full_runs;     /* indexed runs ended full */
+    uint8_t entries[64];    /* the run's, oldest first (run.run_entries) */
     RunOutFn *out;
     void *opaque;
 } RunMaker;
@@ -45,8 +41,9 @@ static inline void run_maker_init(RunMaker *m, RunOutFn *out, void *opaque)
 {
     *m = (RunMaker) {
         .need_address = true, .out = out, .opaque = opaque,
-        .index = UINT64_C(0x9e3779b97f4a7c15),
     };
+    /* past a run's branches the bytes are arbitrary */
+    memset(m->entries, 0xa5, sizeof(m->entries));
 }
 
 /* The predictor entry of b's last instruction, as the hart records it */
@@ -69,9 +66,8 @@ static inline void run_maker_join_newest(RunMaker *m)
         };
     }
     if (m->indexed) {
-        m->index = m->index << ETRACE_RUN_INDEX_BITS |
-                   run_maker_index(&m->newest);
-        r->run_index = m->index;
+        m->entries[r->run] = run_maker_index(&m->newest);
+        r->run_entries = m->entries;
     }
     r->run_map |= (uint64_t)(m->newest.itype ==
                              RISCV_ITYPE_NOT_TAKEN_BRANCH) << r->run;
@@ -133,18 +129,10 @@ static inline bool run_maker_holds(const RunMaker *m, const ETraceBlock *b)
 
 static inline void run_maker_block(RunMaker *m, const ETraceBlock *b)
 {
-    unsigned max = m->indexed ? ETRACE_RUN_INDEXED_MAX : RUN_MAX;
-
     if (run_maker_holds(m, b)) {
-        if (m->holding && m->run.run == max - 1) {
-            /* full: the held ones go */
+        if (m->holding && m->run.run == RUN_MAX - 1) {
+            /* full: the held ones go, and this one whole */
             run_maker_end(m, true);
-            if (m->indexed && ++m->full_runs % RUN_CHAIN) {
-                m->newest = *b;     /* the next run's first */
-                m->holding = true;
-                return;
-            }
-            /* and this one whole */
             m->out(m->opaque, b);
             /* with prediction, the next one too */
             m->need_address = m->indexed;

@@ -1,9 +1,9 @@
 /*
  * The record queue's room arithmetic (hw-riscv-trace/riscv_trace_queue.h):
  * for every head and tail of small queues, a room lent to the hart never
- * reaches a queued record, never crosses the array's end, never starts on
- * the last slot, and is refused only when less than a batch (after the
- * pad) is free.  The pad once took a slot the room then reached: the
+ * reaches a queued record, never crosses the array's end, holds the
+ * longest record and one more, and is refused only when less than a
+ * batch (after the pad) is free.  The pad once took a slot the room then reached: the
  * hart overwrote the oldest record the encoding thread had not read.
  *
  * Copyright (c) 2026 The rvpa authors
@@ -35,21 +35,21 @@ static void check_queue(uint32_t len, uint32_t batch)
                 uint32_t tail = base[b] + t, head = tail + n;
                 uint32_t free = len - n;
                 RISCVTraceRoom r;
+                uint32_t to_end = len - head % len;
+                uint32_t pad = to_end < RISCV_TRACE_ROOM_MIN ? to_end : 0;
                 bool ok = riscv_trace_queue_room(head, tail, len, batch, &r);
 
                 if (!ok) {
-                    g_assert_cmpuint(free, <, batch + (head % len == len - 1));
+                    g_assert_cmpuint(free, <, batch + pad);
                     continue;
                 }
-                g_assert_cmpuint(r.pad, ==, head % len == len - 1);
-                g_assert_cmpuint(r.first, <, len - 1);
-                g_assert_cmpuint(r.len, >=, 2);
+                g_assert_cmpuint(r.pad, ==, pad);
+                g_assert_cmpuint(r.len, >=, RISCV_TRACE_ROOM_MIN);
                 g_assert_cmpuint(r.len, <=, batch);
                 g_assert_cmpuint(r.first + r.len, <=, len);
-                /* the pad's slot, then the room: all free */
-                if (r.pad) {
-                    g_assert_false(queued(len - 1, head, tail, len));
-                    head++;
+                /* the pad's slots, then the room: all free */
+                for (uint32_t i = 0; i < r.pad; i++, head++) {
+                    g_assert_false(queued(len - r.pad + i, head, tail, len));
                 }
                 for (uint32_t i = r.first; i < r.first + r.len; i++) {
                     g_assert_false(queued(i, head, tail, len));
@@ -61,7 +61,7 @@ static void check_queue(uint32_t len, uint32_t batch)
 
 static void test_rooms(void)
 {
-    check_queue(16, 4);
+    check_queue(16, RISCV_TRACE_ROOM_MIN);
     check_queue(32, 8);
     check_queue(64, 16);
 }
@@ -76,7 +76,7 @@ static void test_pad_takes_a_slot(void)
                                           batch, &r));
     g_assert_true(riscv_trace_queue_room(head, head - (len - batch - 1), len,
                                          batch, &r));
-    g_assert_true(r.pad);
+    g_assert_cmpuint(r.pad, ==, 1);
     g_assert_cmpuint(r.first, ==, 0);
     g_assert_cmpuint(r.len, ==, batch);
 }

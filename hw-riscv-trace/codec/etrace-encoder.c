@@ -1456,27 +1456,19 @@ static void pend_run_branch(ETraceEncoder *e, bool not_taken, uint8_t priv,
     e->have_pending = true;
 }
 
-/*
- * The predictor entry of the i-th oldest of n branches of a run whose
- * entries are index (etrace-record.h's layout: the newest lowest).
- */
-static inline unsigned run_branch_entry(uint64_t index, unsigned n,
-                                        unsigned i)
+/* The predictor entry of the i-th oldest branch of an indexed run */
+static inline unsigned run_branch_entry(const uint8_t *entries, unsigned i)
 {
-    unsigned shift = ETRACE_RUN_INDEX_BITS * (n - 1 - i);
-
-    return index >> shift & ((1u << ETRACE_RUN_INDEX_BITS) - 1);
+    return entries[i] & ((1u << ETRACE_RUN_INDEX_BITS) - 1);
 }
 
 /*
  * An address of that branch for the pending block: one with the same
  * entry, where etrace_run_indexes_fit() holds.
  */
-static uint64_t run_branch_addr(uint64_t index, unsigned n, unsigned i)
+static uint64_t run_branch_addr(const uint8_t *entries, unsigned i)
 {
-    /* (a longer run has no entries: its branches are not predicted) */
-    return n <= ETRACE_RUN_INDEXED_MAX ?
-           (uint64_t)run_branch_entry(index, n, i) << 1 : 0;
+    return (uint64_t)run_branch_entry(entries, i) << 1;
 }
 
 /* With pbc predicted, a run's branches and the one before can not fill it */
@@ -1525,8 +1517,8 @@ static void take_run_branches(ETraceEncoder *e, const ETraceBlock *b,
     for (; i < b->run && i < 64; i++) {
         finish_pending(e, &succ);
         pend_run_branch(e, b->run_map >> i & 1, b->priv, b->context,
-                        b->run_indexed ?
-                        run_branch_addr(b->run_index, b->run, i) : 0);
+                        b->run_indexed ? run_branch_addr(b->run_entries, i)
+                                       : 0);
     }
 }
 
@@ -1761,12 +1753,6 @@ static inline unsigned run_length(uint64_t map)
     return map ? 63 - __builtin_clzll(map) : 0;
 }
 
-/* A packed run's map: its iaddr, without the indexes of an indexed run */
-static inline uint64_t run_map_of(uint64_t iaddr, uint64_t info)
-{
-    return info & ETRACE_PB_RUN_INDEXED ?
-           iaddr & ((UINT64_C(1) << ETRACE_RUN_INDEX_SHIFT) - 1) : iaddr;
-}
 
 static inline void unpack_block(uint64_t addr_mask, unsigned priv_mask,
                                 const ETracePackedBlock *pb,
@@ -1792,7 +1778,7 @@ static inline void unpack_block(uint64_t addr_mask, unsigned priv_mask,
         .epc = pb->iaddr & addr_mask,
     };
     if (info & ETRACE_PB_RUN) {
-        uint64_t map = run_map_of(pb->iaddr, info);
+        uint64_t map = pb->iaddr;
         unsigned run = run_length(map);
 
         b->iaddr = b->epc = 0;
@@ -1801,7 +1787,7 @@ static inline void unpack_block(uint64_t addr_mask, unsigned priv_mask,
         b->run_map = map & ~(UINT64_C(1) << run);
         if (info & ETRACE_PB_RUN_INDEXED) {
             b->run_indexed = true;
-            b->run_index = pb->iaddr >> ETRACE_RUN_INDEX_SHIFT;
+            b->run_entries = etrace_run_entries(pb);
         }
         if (!run) {
             b->iretire = 0;     /* empty: ignored */
@@ -2106,65 +2092,62 @@ static inline void join_run_branch(ETraceEncoder *e, RunBranches *rb,
 
 /*
  * The first of the n - 1 branches of a run with the outcomes map (1 = not
- * taken, oldest in bit 0) and the predictor entries index that join the
+ * taken, oldest in bit 0) and the predictor entries entries that join the
  * pending ones, as many as certainly send nothing, at once: all of them
  * when the pending ones stay below 31 whatever the predictions, else,
  * while the predictions so far were all right (pbc == branches), those
  * up to the first misprediction (while every branch is predicted, no map
- * fills and no count ends).  Returns how many; join_run_branch() takes
+ * fills and no count ends), and otherwise those that leave fewer than
+ * 31 pending.  Returns how many; join_run_branch() takes
  * the rest.  The map takes their outcomes as they are, the count the
  * leading correct predictions.
  *
  * Once the predictor has learnt a loop, its runs change nothing: each
  * entry predicts its branch and is saturated that way (3 if taken, else
- * 0), and stays so.  Those leading branches are only loaded and compared,
- * with no store that the next load (often of the same entry) would have
- * to wait for.
+ * 0), and stays so.  Those branches are only loaded and compared, with
+ * no store that the next load (often of the same entry) would have to
+ * wait for.
  */
 static inline unsigned join_quiet_run_branches(RunBranches *rb,
                                                uint8_t *table, uint32_t mask,
-                                               uint64_t index, uint64_t map,
-                                               unsigned n)
+                                               const uint8_t *entries,
+                                               uint64_t map, unsigned n)
 {
     bool counting = rb->pbc == rb->branches;
     bool may_send = rb->branches + n - 1 >= MAX_MAP_BRANCHES;
-    /* the oldest's entry on top, each next one shifted up in turn */
-    uint64_t entries = index << (64 - ETRACE_RUN_INDEX_BITS * n);
-    /* the outcomes still to check (1 = taken), with a stop bit above */
-    uint64_t left = (~map & ((UINT64_C(1) << (n - 1)) - 1)) |
-                    UINT64_C(1) << (n - 1);
-    uint64_t taken, leading = counting, pbc = rb->pbc;
+    uint64_t left, leading = counting, pbc = rb->pbc;
     unsigned i;
 
     if (may_send && !counting) {
-        return 0;
-    }
-    /*
-     * A saturated entry that predicts its branch: 3 if taken, else 0,
-     * the only states s for which s + taken is a multiple of 4.
-     */
-    for (; left > 1; left >>= 1, entries <<= ETRACE_RUN_INDEX_BITS) {
-        if ((table[entries >> (64 - ETRACE_RUN_INDEX_BITS) & mask] +
-             (left & 1)) & 3) {
-            break;
+        /* a branch that leaves fewer than 31 pending sends nothing */
+        if (rb->branches >= MAX_MAP_BRANCHES - 1) {
+            return 0;
         }
+        n = MAX_MAP_BRANCHES - rb->branches;
+        may_send = false;
     }
-    i = n - 1 - (63 - __builtin_clzll(left));
-    taken = left;
-    pbc += leading * i;
-    for (; i + 1 < n; i++) {
-        uint8_t *entry = &table[entries >> (64 - ETRACE_RUN_INDEX_BITS) &
-                                mask];
-        unsigned next = etrace_bpred_step(*entry, taken & 1);
+    /* the outcomes still to check (1 = taken), with a stop bit above */
+    left = (~map & ((UINT64_C(1) << (n - 1)) - 1)) | UINT64_C(1) << (n - 1);
+    for (i = 0; left > 1; left >>= 1, i++) {
+        uint8_t *entry = &table[entries[i] & mask];
+        unsigned next;
 
+        /*
+         * A saturated entry that predicts its branch (3 if taken, else
+         * 0: the only states s for which s + taken is a multiple of 4)
+         * stays as it is.
+         */
+        if (!((*entry + (left & 1)) & 3)) {
+            pbc += leading;
+            continue;
+        }
+        next = etrace_bpred_step(*entry, left & 1);
         if (may_send && !(next & 4)) {
             break;
         }
         *entry = next & 3;
         leading &= next >> 2;
         pbc += leading;
-        entries <<= ETRACE_RUN_INDEX_BITS;
-        taken >>= 1;
     }
     rb->pbc = pbc;
     if (rb->branches < MAX_MAP_BRANCHES) {
@@ -2215,7 +2198,7 @@ static inline uint64_t packed_end(const ETraceEncoder *e, uint64_t iaddr,
 }
 
 /*
- * An indexed run (at iaddr) in a quiet run with prediction on: the
+ * An indexed run (the record at pb) in a quiet run with prediction on: the
  * pending branch, if any (act), and all of the run's branches but the
  * last join the pending ones (join_quiet_run_branches(), join_run_branch(),
  * which may send them: then rb->sent), and the last becomes the pending
@@ -2225,11 +2208,11 @@ static inline uint64_t packed_end(const ETraceEncoder *e, uint64_t iaddr,
  */
 static inline __attribute__((always_inline))
 bool quiet_predicted_run(ETraceEncoder *e, const QuietPredictor *qp,
-                         uint64_t iaddr, unsigned act, bool *taken,
-                         uint8_t **entry, RunBranches *rb)
+                         const ETracePackedBlock *pb, unsigned act,
+                         bool *taken, uint8_t **entry, RunBranches *rb)
 {
-    uint64_t map = run_map_of(iaddr, ETRACE_PB_RUN_INDEXED);
-    uint64_t index = iaddr >> ETRACE_RUN_INDEX_SHIFT;
+    uint64_t map = pb->iaddr;
+    const uint8_t *entries = etrace_run_entries(pb);
     unsigned n = run_length(map), i;
 
     map &= ~(UINT64_C(1) << n);
@@ -2239,14 +2222,14 @@ bool quiet_predicted_run(ETraceEncoder *e, const QuietPredictor *qp,
     if (act) {
         join_run_branch(e, rb, *entry, *taken);
     }
-    i = join_quiet_run_branches(rb, qp->table, qp->mask, index, map, n);
+    i = join_quiet_run_branches(rb, qp->table, qp->mask, entries, map, n);
     for (; i + 1 < n; i++) {
         join_run_branch(e, rb,
-                        &qp->table[run_branch_entry(index, n, i) & qp->mask],
+                        &qp->table[run_branch_entry(entries, i) & qp->mask],
                         !(map >> i & 1));
     }
     *taken = !(map >> (n - 1) & 1);
-    *entry = &qp->table[run_branch_entry(index, n, n - 1) & qp->mask];
+    *entry = &qp->table[run_branch_entry(entries, n - 1) & qp->mask];
     rb->joined = act || n > 1;
     return true;
 }
@@ -2270,7 +2253,7 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
                  size_t n, uint64_t context, uint64_t stop_mask,
                  bool count_units, bool bpred)
 {
-    const ETracePackedBlock *p = &pb[i], *first = p;
+    const ETracePackedBlock *p = &pb[i], *prev = NULL;
     const ETracePackedBlock *end = &pb[n - i > ETRACE_PACKED_UNITS_MAX ?
                                        i + ETRACE_PACKED_UNITS_MAX : n];
     unsigned act = e->pending_act;
@@ -2329,9 +2312,8 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
              * loop when that sends nothing (take_run_fast() otherwise)
              */
             if (!runs || (info & run_mask) != run_want ||
-                (act & ~ACT_BRANCH) ||
-                !quiet_predicted_run(e, &qp, p->iaddr, act, &taken, &entry,
-                                     &rb)) {
+                (act & ~ACT_BRANCH) || &pb[n] - p < ETRACE_PACKED_LEN_MAX ||
+                !quiet_predicted_run(e, &qp, p, act, &taken, &entry, &rb)) {
                 break;
             }
             sent = rb.sent;
@@ -2345,6 +2327,8 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
             act = ACT_BRANCH;
             units += run_packed_units(info);
             run_last = true;
+            prev = p;
+            p += ETRACE_RUN_ENTRY_SLOTS;
             if (sent) {
                 /* a packet moved the resync count: the loop ends here */
                 p++;
@@ -2354,8 +2338,7 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
         }
         if (act & (ACT_PUSH | ACT_RETURN)) {
             uint64_t link = act & ACT_PUSH ?
-                            (p > first ? packed_end(e, p[-1].iaddr,
-                                                    p[-1].info) :
+                            (prev ? packed_end(e, prev->iaddr, prev->info) :
                              pending_end(e)) : 0;
 
             if (!quiet_call_or_return(e, act, link, p->iaddr,
@@ -2382,8 +2365,9 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
         }
         units += etrace_packed_units(info);
         run_last = false;
+        prev = p;
     }
-    if (p > first) {
+    if (prev) {
         e->branch_since_ret = branch_since_ret;
         e->ret_since_call = ret_since_call;
         e->branches = branches;
@@ -2392,16 +2376,14 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
         e->prev_implicit_ret = implicit_ret;
         /* store_packed() counts the last block: the run counts them all */
         if (run_last) {
-            uint64_t run_map = run_map_of(p[-1].iaddr, p[-1].info);
-            unsigned k = run_length(run_map);
+            unsigned k = run_length(prev->iaddr);
 
             pend_run_branch(e, !taken,
-                            pb_field(p[-1].info, ETRACE_PB_PRIV_SHIFT, 3) &
+                            pb_field(prev->info, ETRACE_PB_PRIV_SHIFT, 3) &
                             e->priv_mask, context,
-                            run_branch_addr(p[-1].iaddr >>
-                                            ETRACE_RUN_INDEX_SHIFT, k, k - 1));
+                            run_branch_addr(etrace_run_entries(prev), k - 1));
         } else {
-            store_packed(e, p[-1].iaddr, p[-1].info, context);
+            store_packed(e, prev->iaddr, prev->info, context);
         }
         e->halfwords = halfwords + (uint32_t)units;
         e->instructions = instructions + (units >> 32);
@@ -2554,7 +2536,9 @@ size_t quiet_run_reports(ETraceEncoder *e, const ETracePackedBlock *pb,
     uint64_t mask = e->packed_mask | ETRACE_PB_PLAIN | ETRACE_PB_RUN |
                     stop_mask;
     uint64_t want = e->packed_want | ETRACE_PB_PLAIN;
-    uint64_t run_mask = e->packed_mask | ETRACE_PB_RUN | stop_mask;
+    /* (indexed runs, for a predictor, are not for here) */
+    uint64_t run_mask = e->packed_mask | ETRACE_PB_RUN |
+                        ETRACE_PB_RUN_INDEXED | stop_mask;
     uint64_t run_want = e->packed_want | ETRACE_PB_RUN;
     uint64_t addr_mask = e->addr_mask;
     uint64_t halfwords = e->halfwords, instructions = e->instructions;
@@ -2581,7 +2565,7 @@ size_t quiet_run_reports(ETraceEncoder *e, const ETracePackedBlock *pb,
 
         __builtin_prefetch(p + QUIET_PREFETCH);
         if ((info & mask) != want) {
-            uint64_t run = run_map_of(p->iaddr, info);
+            uint64_t run = p->iaddr;
             unsigned k = run_length(run), held, joins;
 
             /* a run after a branch or nothing, perhaps reported first */
@@ -2670,14 +2654,10 @@ size_t quiet_run_reports(ETraceEncoder *e, const ETracePackedBlock *pb,
     e->branch_since_ret |= joined;
     e->prev_implicit_ret = false;
     if (run_last) {
-        uint64_t info = p[-1].info, iaddr = p[-1].iaddr;
-        unsigned k = run_length(run_map_of(iaddr, info));
-
+        /* (not indexed: see run_mask) */
         pend_run_branch(e, !taken,
-                        pb_field(info, ETRACE_PB_PRIV_SHIFT, 3) & e->priv_mask,
-                        context, info & ETRACE_PB_RUN_INDEXED ?
-                        run_branch_addr(iaddr >> ETRACE_RUN_INDEX_SHIFT, k,
-                                        k - 1) : 0);
+                        pb_field(p[-1].info, ETRACE_PB_PRIV_SHIFT, 3) &
+                        e->priv_mask, context, 0);
     } else {
         store_packed(e, p[-1].iaddr, p[-1].info, context);
         e->pending_act = act;
@@ -2729,7 +2709,8 @@ static inline void count_packed_run(ETraceEncoder *e, uint64_t info)
 static bool take_predicted_run(ETraceEncoder *e, const ETracePackedBlock *pb,
                                uint64_t map, unsigned n, uint64_t context)
 {
-    uint64_t info = pb->info, index = pb->iaddr >> ETRACE_RUN_INDEX_SHIFT;
+    uint64_t info = pb->info;
+    const uint8_t *entries = etrace_run_entries(pb);
     unsigned act = e->pending_act;
     uint8_t priv = pb_field(info, ETRACE_PB_PRIV_SHIFT, 3) & e->priv_mask;
     bool taken = e->pending.itype == RISCV_ITYPE_TAKEN_BRANCH;
@@ -2757,9 +2738,9 @@ static bool take_predicted_run(ETraceEncoder *e, const ETracePackedBlock *pb,
     /* (in locals: the table's byte stores could alias any field of e) */
     table = e->bpred;
     mask = e->bpred_mask;
-    i = join_quiet_run_branches(&rb, table, mask, index, map, n);
+    i = join_quiet_run_branches(&rb, table, mask, entries, map, n);
     for (; i + 1 < n; i++) {
-        join_run_branch(e, &rb, &table[run_branch_entry(index, n, i) & mask],
+        join_run_branch(e, &rb, &table[run_branch_entry(entries, i) & mask],
                         !(map >> i & 1));
     }
     if (n > 1 || (act & (ACT_BRANCH | ACT_REPORT)) == ACT_BRANCH) {
@@ -2769,7 +2750,7 @@ static bool take_predicted_run(ETraceEncoder *e, const ETracePackedBlock *pb,
     e->pbc = rb.pbc;
     e->branch_map = rb.map;
     pend_run_branch(e, map >> (n - 1) & 1, priv, context,
-                    run_branch_addr(index, n, n - 1));
+                    run_branch_addr(entries, n - 1));
     count_packed_run(e, info);
     return true;
 }
@@ -2787,9 +2768,8 @@ static bool take_predicted_run(ETraceEncoder *e, const ETracePackedBlock *pb,
 static bool take_run_fast(ETraceEncoder *e, const ETracePackedBlock *pb,
                           uint64_t context)
 {
-    uint64_t info = pb->info, map = run_map_of(pb->iaddr, info);
-    uint64_t index = pb->iaddr >> ETRACE_RUN_INDEX_SHIFT;
-    unsigned act = e->pending_act, n;
+    uint64_t info = pb->info, map = pb->iaddr;
+    unsigned act = e->pending_act, n, k;
 
     if ((info & e->packed_mask) != e->packed_want ||
         (act & ~(ACT_BRANCH | ACT_PUSH | ACT_REPORT)) || map < 2 ||
@@ -2797,7 +2777,7 @@ static bool take_run_fast(ETraceEncoder *e, const ETracePackedBlock *pb,
          etrace_options_count_units(&e->o))) {
         return false;       /* take_run() decides */
     }
-    n = run_length(map);
+    n = k = run_length(map);
     map &= ~(UINT64_C(1) << n);
     if (e->bpred_on) {
         return take_predicted_run(e, pb, map, n, context);
@@ -2829,7 +2809,7 @@ static bool take_run_fast(ETraceEncoder *e, const ETracePackedBlock *pb,
     pend_run_branch(e, map >> (n - 1) & 1,
                     pb_field(info, ETRACE_PB_PRIV_SHIFT, 3) & e->priv_mask,
                     context, info & ETRACE_PB_RUN_INDEXED ?
-                    run_branch_addr(index, n, n - 1) : 0);
+                    run_branch_addr(etrace_run_entries(pb), k - 1) : 0);
     count_packed_run(e, info);
     return true;
 }
@@ -2876,11 +2856,15 @@ size_t etrace_encoder_packed(ETraceEncoder *e, const ETracePackedBlock *pb,
         iaddr = pb[i].iaddr;
 
         if (info & ETRACE_PB_RUN) {
+            if (i + etrace_packed_len(info) > n) {
+                return i;   /* an indexed run's entries are not here */
+            }
             if (ctype || e->block_done ||
                 !take_run_fast(e, &pb[i], context)) {
                 general_at(e, pb, i);
                 take_packed(e, &pb[i], context, ctype, PACKED_GENERAL);
             }
+            i += etrace_packed_len(info) - 1;
             continue;
         }
         if (unlikely(ctype || !packed_plain(e, info))) {

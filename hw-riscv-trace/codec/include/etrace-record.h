@@ -89,19 +89,27 @@ enum {
 
 /*
  * A run (ETRACE_PB_RUN) that also carries each branch's entry in the
- * branch predictor (3.2.6), which needs it: at most
- * ETRACE_RUN_INDEXED_MAX branches, so that the map takes bits 0 to 9 of
- * iaddr, and from bit ETRACE_RUN_INDEX_SHIFT up, ETRACE_RUN_INDEX_BITS
- * each, bits 6:1 of the branches' addresses, the newest lowest (the i-th
- * oldest of n at ETRACE_RUN_INDEX_SHIFT + 6 * (n - 1 - i)): nine entries
- * fill the word.  Enough for a predictor of up to 64 entries indexed
- * from bit 1 (iaddress_lsb_p 1); etrace_run_indexes_fit() says whether
- * an encoder's is one.
+ * branch predictor (3.2.6), which needs it: ETRACE_RUN_ENTRY_SLOTS more
+ * entries follow the run's, whose bytes are the entries, one per
+ * branch, the oldest first: byte i holds bits 6:1 of the address of the
+ * run's i-th oldest branch (the bytes past its last are arbitrary).
+ * Enough for a predictor of up to 64 entries indexed from bit 1
+ * (iaddress_lsb_p 1); etrace_run_indexes_fit() says whether an
+ * encoder's is one.  Such a run holds as many branches as any other.
  */
 #define ETRACE_PB_RUN_INDEXED       (UINT64_C(1) << 44)
-#define ETRACE_RUN_INDEXED_MAX      9
-#define ETRACE_RUN_INDEX_SHIFT      10
+#define ETRACE_RUN_INDEXED_MAX      62
+#define ETRACE_RUN_ENTRY_SLOTS      4
 #define ETRACE_RUN_INDEX_BITS       6
+
+/* The longest record, in entries: an indexed run */
+#define ETRACE_PACKED_LEN_MAX       (1 + ETRACE_RUN_ENTRY_SLOTS)
+
+/* The predictor entries of the indexed run at pb, oldest first */
+static inline const uint8_t *etrace_run_entries(const ETracePackedBlock *pb)
+{
+    return (const uint8_t *)&pb[1];
+}
 
 /* Bits 45 to 63 are the producer's own: the encoder ignores them. */
 #define ETRACE_PB_PRODUCER_SHIFT    45
@@ -119,11 +127,17 @@ static inline uint64_t etrace_packed_units(uint64_t info)
            ((info >> ETRACE_PB_NINSNS_SHIFT) & 0xffff) << 32;
 }
 
-/* Entries of the packed block whose info word this is: 2 for a trap. */
+/*
+ * Entries of the packed block whose info word this is: 2 for a trap and
+ * a data access, ETRACE_PACKED_LEN_MAX for an indexed run.
+ */
 static inline unsigned etrace_packed_len(uint64_t info)
 {
     unsigned itype = (info >> ETRACE_PB_ITYPE_SHIFT) & 15;
 
+    if (info & ETRACE_PB_RUN_INDEXED) {
+        return ETRACE_PACKED_LEN_MAX;
+    }
     return itype == 1 || itype == 2 || (info & ETRACE_PB_DATA) ? 2 : 1;
 }
 

@@ -438,8 +438,8 @@ void etrace_params_from_discovery(ETraceParams *p, uint32_t d0, uint32_t d1);
  *   traced block of that privilege with an address (the last of the
  *   branch blocks) or another such run, and that with branch
  *   prediction on the run is indexed: run_indexed, at most
- *   ETRACE_RUN_INDEXED_MAX branches and in run_index their predictor
- *   entries (etrace-record.h's layout, shifted down to bit 0; 3.2.6
+ *   ETRACE_RUN_INDEXED_MAX branches and in run_entries their predictor
+ *   entries (etrace-record.h's layout, valid during the call; 3.2.6
  *   needs nothing else of a branch's address), on an encoder whose
  *   predictor they fit (etrace_run_indexes_fit()).  A
  *   run that breaks these rules is a loss (see lost()), and so is an
@@ -466,8 +466,8 @@ typedef struct ETraceBlock {
     uint64_t tval;          /* itype 1 and 2 only */
     uint64_t epc;           /* itype 1 and 2 only */
     uint64_t run_map;       /* runs only: 1 = not taken, oldest in bit 0 */
-    uint64_t run_index;     /* indexed: the newest in bits 5:0 (see
-                               etrace-record.h), above 6 * run ignored */
+    /* indexed: the predictor entries of its branches, oldest first */
+    const uint8_t *run_entries;
     bool run_indexed;
 } ETraceBlock;
 
