@@ -946,7 +946,7 @@ static unsigned te_encode_direct(RISCVTraceEncoderState *te,
             te_data_record(te, &rec[i], entry + m);
             continue;
         }
-        memcpy(&scratch[m], &rec[i], len * sizeof(*rec));    /* a trap's */
+        memcpy(&scratch[m], &rec[i], len * sizeof(*rec));    /* all of it */
         m += len;
     }
     te_encode_entries(te, m);

@@ -2092,15 +2092,15 @@ static inline void join_run_branch(ETraceEncoder *e, RunBranches *rb,
 
 /*
  * The first of the n - 1 branches of a run with the outcomes map (1 = not
- * taken, oldest in bit 0) and the predictor entries entries that join the
- * pending ones, as many as certainly send nothing, at once: all of them
- * when the pending ones stay below 31 whatever the predictions, else,
- * while the predictions so far were all right (pbc == branches), those
- * up to the first misprediction (while every branch is predicted, no map
- * fills and no count ends), and otherwise those that leave fewer than
- * 31 pending.  Returns how many; join_run_branch() takes
- * the rest.  The map takes their outcomes as they are, the count the
- * leading correct predictions.
+ * taken, oldest in bit 0) and the predictor entries at entries (oldest
+ * first) that join the pending ones, as many as certainly send nothing,
+ * at once: all of them when the pending ones stay below 31 whatever the
+ * predictions, else, while the predictions so far were all right (pbc ==
+ * branches), those up to the first misprediction (while every branch is
+ * predicted, no map fills and no count ends), and otherwise those that
+ * leave fewer than 31 pending.  Returns how many; join_run_branch()
+ * takes the rest.  The map takes their outcomes as they are, the count
+ * the leading correct predictions.
  *
  * Once the predictor has learnt a loop, its runs change nothing: each
  * entry predicts its branch and is saturated that way (3 if taken, else
