@@ -128,7 +128,6 @@ static void trace_run_end(CPURISCVState *env)
     run->map = RISCV_TRACE_RUN_WHOLE;
     run->units = 0;
     run->newest.info = 0;
-    run->entry_ptr = run->entries;
     if (!newest || branches > RISCV_TRACE_RUN_MAX || !env->trace_consume) {
         return;
     }
@@ -143,13 +142,19 @@ static void trace_run_end(CPURISCVState *env)
         }
         slot->info = units |
                      (newest & MAKE_64BIT_MASK(ETRACE_PB_PRIV_SHIFT, 3)) |
-                     ETRACE_PB_RUN |
-                     (run->index_branches ? ETRACE_PB_RUN_INDEXED : 0);
+                     ETRACE_PB_RUN;
         slot++;
         if (run->index_branches) {
-            /* the first n entries: a newest branch's is left out */
-            memcpy(slot, run->entries, sizeof(run->entries));
-            slot += ETRACE_RUN_ENTRY_SLOTS;
+            /*
+             * The held branches stored their entries after the slot; a
+             * newest branch's is past the n of the run, and the newest's
+             * record may cover it.
+             */
+            unsigned slots = etrace_run_entry_slots(n);
+
+            slot[-1].info |= ETRACE_PB_RUN_INDEXED |
+                             deposit64(0, ETRACE_PB_ITYPE_SHIFT, 4, slots);
+            slot += slots;
         }
     }
     /*
@@ -305,7 +310,6 @@ void riscv_trace_attach(CPUState *cs, RISCVTraceConsumeFn *fn, void *opaque)
     env->trace_run.map = RISCV_TRACE_RUN_WHOLE;
     env->trace_run.units = 0;
     env->trace_run.newest.info = 0;
-    env->trace_run.entry_ptr = env->trace_run.entries;
     if (fn) {
         RISCVTraceRecord *limit, *first = fn(opaque, NULL, &limit);
 

@@ -104,14 +104,17 @@ typedef ETracePackedBlock RISCVTraceRecord;
 /*
  * With branch prediction (RISCV_CS_BASE_TRACE_INDEX) the encoder needs
  * each branch's predictor entry too: a held branch block stores bits 6:1
- * of its branch's address at entry_ptr, which steps through entries
- * (oldest first; back to entries[0] whenever the map is set anew, so it
- * stays below entries[RISCV_TRACE_RUN_MAX]), and the run record carries
- * them in the ETRACE_RUN_ENTRY_SLOTS entries after its own
- * (ETRACE_PB_RUN_INDEXED).  After a full run the next block that could
- * be held goes whole too: an encoder that predicts every branch can
- * resync only between two blocks with addresses, which a loop of branch
- * blocks would otherwise never give it.
+ * of its branch's address straight into the room, as byte k of the
+ * entries after the run record to come (trace_ptr[1], k the branches
+ * held before it: from the map), and the run record says how many
+ * entries they fill (ETRACE_PB_RUN_INDEXED).  Nothing else is appended
+ * while blocks are held, and the room has space for the longest run and
+ * the record after it (trace_take_room()), so the bytes stay where they
+ * are until the run record is appended in front of them.  After a full
+ * run the next block that could be held goes whole too: an encoder that
+ * predicts every branch can resync only between two blocks with
+ * addresses, which a loop of branch blocks would otherwise never give
+ * it.
  */
 QEMU_BUILD_BUG_ON(RISCV_TRACE_RUN_MAX > ETRACE_RUN_INDEXED_MAX);
 /* iretire and ninsns: the sums of 61 blocks stay in their fields */
@@ -163,9 +166,6 @@ typedef struct RISCVTraceRun {
     uint64_t map;
     uint64_t units;             /* RISCV_TRACE_RUN_UNITS of the k held */
     RISCVTraceRecord newest;
-    uint8_t *entry_ptr;         /* the next held branch's entry */
-    /* the held branches' predictor entries (a run record's slots) */
-    uint8_t entries[ETRACE_RUN_ENTRY_SLOTS * sizeof(RISCVTraceRecord)];
     bool enabled;               /* riscv_trace_set_runs() */
     bool count_units;           /* ... and units is counted */
     bool hold_calls;            /* ... and calls are held */

@@ -1795,18 +1795,21 @@ static unsigned packed_of(const ETraceBlock *b,
                      (uint64_t)b->priv << ETRACE_PB_PRIV_SHIFT;
 
     if (b->run) {
+        unsigned slots = etrace_run_entry_slots(b->run);
+
         pb[0] = (ETracePackedBlock) {
             .iaddr = b->run_map | UINT64_C(1) << b->run,
-            .info = units | ETRACE_PB_RUN |
-                    (b->run_indexed ? ETRACE_PB_RUN_INDEXED : 0),
+            .info = units | ETRACE_PB_RUN,
         };
         if (!b->run_indexed) {
             return 1;
         }
+        pb[0].info |= ETRACE_PB_RUN_INDEXED |
+                      (uint64_t)slots << ETRACE_PB_ITYPE_SHIFT;
         /* the entries, then bytes the encoder must ignore */
-        memset(&pb[1], 0x5a, ETRACE_RUN_ENTRY_SLOTS * sizeof(pb[0]));
+        memset(&pb[1], 0x5a, slots * sizeof(pb[0]));
         memcpy(&pb[1], b->run_entries, b->run);
-        return ETRACE_PACKED_LEN_MAX;
+        return 1 + slots;
     }
     pb[0] = (ETracePackedBlock) {
         .iaddr = b->iaddr,

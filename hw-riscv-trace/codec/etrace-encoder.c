@@ -1760,7 +1760,7 @@ static inline void unpack_block(uint64_t addr_mask, unsigned priv_mask,
                                 ETraceBlock *b)
 {
     uint64_t info = pb->info;
-    bool trap = etrace_packed_len(info) == 2;
+    bool trap = !(info & ETRACE_PB_RUN) && etrace_packed_len(info) == 2;
 
     *b = (ETraceBlock) {
         .iaddr = pb->iaddr & addr_mask,
@@ -2312,7 +2312,7 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
              * loop when that sends nothing (take_run_fast() otherwise)
              */
             if (!runs || (info & run_mask) != run_want ||
-                (act & ~ACT_BRANCH) || &pb[n] - p < ETRACE_PACKED_LEN_MAX ||
+                (act & ~ACT_BRANCH) || &pb[n] - p < etrace_packed_len(info) ||
                 !quiet_predicted_run(e, &qp, p, act, &taken, &entry, &rb)) {
                 break;
             }
@@ -2328,7 +2328,7 @@ size_t quiet_run(ETraceEncoder *e, const ETracePackedBlock *pb, size_t i,
             units += run_packed_units(info);
             run_last = true;
             prev = p;
-            p += ETRACE_RUN_ENTRY_SLOTS;
+            p += etrace_packed_len(info) - 1;
             if (sent) {
                 /* a packet moved the resync count: the loop ends here */
                 p++;

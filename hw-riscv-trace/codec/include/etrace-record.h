@@ -89,21 +89,31 @@ enum {
 
 /*
  * A run (ETRACE_PB_RUN) that also carries each branch's entry in the
- * branch predictor (3.2.6), which needs it: ETRACE_RUN_ENTRY_SLOTS more
- * entries follow the run's, whose bytes are the entries, one per
- * branch, the oldest first: byte i holds bits 6:1 of the address of the
- * run's i-th oldest branch (the bytes past its last are arbitrary).
- * Enough for a predictor of up to 64 entries indexed from bit 1
- * (iaddress_lsb_p 1); etrace_run_indexes_fit() says whether an
- * encoder's is one.  Such a run holds as many branches as any other.
+ * branch predictor (3.2.6), which needs it: the entries after the run's
+ * hold one byte per branch, the oldest first, ETRACE_RUN_ENTRIES_PER_SLOT
+ * to an entry: byte i holds bits 6:1 of the address of the run's i-th
+ * oldest branch (the bytes past its last are arbitrary).  They are as
+ * many as its k branches need, 1 to ETRACE_RUN_ENTRY_SLOTS
+ * (etrace_run_entry_slots()), and the itype field, which a run does not
+ * use, says how many.  Enough for a predictor of up to 64 entries
+ * indexed from bit 1 (iaddress_lsb_p 1); etrace_run_indexes_fit() says
+ * whether an encoder's is one.  Such a run holds as many branches as any
+ * other.
  */
 #define ETRACE_PB_RUN_INDEXED       (UINT64_C(1) << 44)
 #define ETRACE_RUN_INDEXED_MAX      62
+#define ETRACE_RUN_ENTRIES_PER_SLOT 16
 #define ETRACE_RUN_ENTRY_SLOTS      4
 #define ETRACE_RUN_INDEX_BITS       6
 
-/* The longest record, in entries: an indexed run */
+/* The longest record, in entries: an indexed run of the most branches */
 #define ETRACE_PACKED_LEN_MAX       (1 + ETRACE_RUN_ENTRY_SLOTS)
+
+/* The entries after an indexed run of k branches */
+static inline unsigned etrace_run_entry_slots(unsigned k)
+{
+    return (k + ETRACE_RUN_ENTRIES_PER_SLOT - 1) / ETRACE_RUN_ENTRIES_PER_SLOT;
+}
 
 /* The predictor entries of the indexed run at pb, oldest first */
 static inline const uint8_t *etrace_run_entries(const ETracePackedBlock *pb)
@@ -129,14 +139,14 @@ static inline uint64_t etrace_packed_units(uint64_t info)
 
 /*
  * Entries of the packed block whose info word this is: 2 for a trap and
- * a data access, ETRACE_PACKED_LEN_MAX for an indexed run.
+ * a data access, 1 + its itype field for an indexed run.
  */
 static inline unsigned etrace_packed_len(uint64_t info)
 {
     unsigned itype = (info >> ETRACE_PB_ITYPE_SHIFT) & 15;
 
     if (info & ETRACE_PB_RUN_INDEXED) {
-        return ETRACE_PACKED_LEN_MAX;
+        return 1 + itype;
     }
     return itype == 1 || itype == 2 || (info & ETRACE_PB_DATA) ? 2 : 1;
 }
