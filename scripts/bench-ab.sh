@@ -41,6 +41,7 @@ ticks() {
         awk '/^work:/ { print $6 }'
 }
 
+cross0=$(cross_core_ns)
 off="" a="" b=""
 for ((i = 0; i < rounds; i++)); do
     off+="$(ticks "$qemu_a") "
@@ -53,4 +54,5 @@ for ((i = 0; i < rounds; i++)); do
     fi
 done
 echo "$work, $*, $rounds rounds: A $(paired_ratio "$a" "$off")," \
-     "B $(paired_ratio "$b" "$off") (ratios to A untraced)"
+     "B $(paired_ratio "$b" "$off") (ratios to A untraced; cross-core" \
+     "round trip $cross0 and $(cross_core_ns) ns)"

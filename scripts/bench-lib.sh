@@ -46,6 +46,24 @@ steal_share() {
     }'
 }
 
+# The round trip of a cache line between CPUs 0 and 1, in ns
+# (scripts/cross-core.c, built on first use), or "?" where there is no
+# second CPU or no compiler.  The hart and its encoding thread hand every
+# record over through such lines: two-thread ratios move with it.
+cross_core_ns() {
+    local src=$RVPA_ROOT/scripts/cross-core.c bin=$RVPA_BUILD/bench/cross-core
+
+    if [ "$(nproc)" -lt 2 ]; then
+        echo "?"
+        return
+    fi
+    if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
+        mkdir -p "${bin%/*}"
+        cc -O2 -pthread -o "$bin" "$src" 2>/dev/null || { echo "?"; return; }
+    fi
+    timeout 60 "$bin" 2>/dev/null || echo "?"
+}
+
 # The host instructions a callgrind output file counted (its total).
 callgrind_total() {
     sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$1" | head -n 1

@@ -126,6 +126,7 @@ n=${#configs[@]}
 # the host (steal time, in percent) is run again, up to 4 more times.
 steal_max=${RVPA_BENCH_STEAL_MAX:-3}
 steal_start=$(cpu_steal)
+cross_start=$(cross_core_ns)
 retried=0
 for ((r = 1; r <= rounds; r++)); do
     for w in "${workloads[@]}"; do
@@ -154,7 +155,8 @@ echo "Speed over $rounds rounds: ratio to off, the median of each round's" \
      "and the fastest run's (ticks: median, 100 ns)"
 echo "Host steal time: $(steal_share "$steal_start" "$(cpu_steal)") of the" \
      "CPU time; $retried workload rounds above ${steal_max}% run again" \
-     "(the tracing figures need both cores)"
+     "(the tracing figures need both cores); a cache line's round trip" \
+     "between the cores $cross_start and $(cross_core_ns) ns before and after"
 printf '%-10s %-24s %12s %10s %10s\n' workload configuration ticks median \
     fastest
 for w in "${workloads[@]}"; do

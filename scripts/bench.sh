@@ -163,6 +163,7 @@ fi
 
 declare -A ticks nanos sums gratio
 steal0=$(cpu_steal)
+cross0=$(cross_core_ns)
 n=${#configs[@]}
 for ((r = 0; r < rounds; r++)); do
     for wl in "${workloads[@]}"; do
@@ -193,6 +194,7 @@ for ((r = 0; r < rounds; r++)); do
     info "round $((r + 1)) of $rounds done"
 done
 steal=$(steal_share "$steal0" "$(cpu_steal)")
+cross="$cross0 and $(cross_core_ns) ns"
 
 csv=$out/results.csv
 : > "$out/slowdown.dat"
@@ -224,7 +226,8 @@ for c in "${configs[@]}"; do
 done
 echo "(median of $rounds per-round ratios of guest time (mtime) to the" \
      "'off' run paired with each;" \
-     "whole-process ratios in $csv; host steal $steal)"
+     "whole-process ratios in $csv; host steal $steal; a cache line's" \
+     "round trip between the cores $cross before and after)"
 
 # ----------------------------------------------- 2. deterministic counts
 
@@ -329,7 +332,7 @@ fi
 # The table of docs/performance.rst.
 {
     echo ".. table from scripts/bench.sh, $(date -u +%Y-%m-%d), $(nproc) cores," \
-         "host steal $steal"
+         "host steal $steal, cross-core round trip $cross"
     echo
     printf '%s\n' "=================================  $(printf '==========  %.0s' "${workloads[@]}")====="
     printf '%-33s' configuration
