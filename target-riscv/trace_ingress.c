@@ -143,19 +143,17 @@ static void trace_run_end(CPURISCVState *env)
         slot->info = units |
                      (newest & MAKE_64BIT_MASK(ETRACE_PB_PRIV_SHIFT, 3)) |
                      ETRACE_PB_RUN;
-        slot++;
         if (run->index_branches) {
             /*
              * The held branches stored their entries after the slot; a
              * newest branch's is past the n of the run, and the newest's
              * record may cover it.
              */
-            unsigned slots = etrace_run_entry_slots(n);
-
-            slot[-1].info |= ETRACE_PB_RUN_INDEXED |
-                             deposit64(0, ETRACE_PB_ITYPE_SHIFT, 4, slots);
-            slot += slots;
+            slot->info |= ETRACE_PB_RUN_INDEXED |
+                          deposit64(0, ETRACE_PB_ITYPE_SHIFT, 4,
+                                    etrace_run_entry_slots(n));
         }
+        slot += etrace_packed_len(slot->info);
     }
     /*
      * Field by field: translated code stored them one at a time, and a
