@@ -1394,23 +1394,29 @@ static void te_options(RISCVTraceEncoderState *te, ETraceOptions *o)
 }
 
 /*
- * Runs of branch blocks (see trace_ingress.h): filters and N-trace's BTM
- * (I-CNT at each taken branch) need every branch block's address, the
- * branch predictor its entry of each (indexed runs, where they fit it).
+ * Runs of branch blocks (see trace_ingress.h): filters need every branch
+ * block's address, the branch predictor its entry of each (indexed runs,
+ * where they fit it), N-trace's BTM the I-CNT at each taken branch
+ * (counted runs).
  */
 static bool te_runs_allowed(RISCVTraceEncoderState *te)
 {
     return !etrace_filter_active(&te->filter) &&
            (!te->bpred || etrace_run_indexes_fit(&te->params)) &&
-           !te->options.data &&
-           !(te_ntrace(te) && te->ntrace_mode != NTRACE_MODE_HTM);
+           !te->options.data;
+}
+
+/* The runs of N-trace's BTM count the half-words to each taken branch. */
+static bool te_runs_counted(RISCVTraceEncoderState *te)
+{
+    return te_ntrace(te) && te->ntrace_mode != NTRACE_MODE_HTM;
 }
 
 /* The hart holds branch blocks back as te->runs and its kind say. */
 static void te_set_runs(RISCVTraceEncoderState *te)
 {
     riscv_trace_set_runs(te->cpu, qatomic_read(&te->runs), te->run_units,
-                         te->run_calls, te->run_index);
+                         te->run_calls, te->run_index, te_runs_counted(te));
 }
 
 /* The context when tracing starts: later changes come as records. */

@@ -41,7 +41,8 @@ static void trace_update_cs_base(CPURISCVState *env)
         cs_base |= RISCV_CS_BASE_TRACE_RUNS |
                    (run->count_units ? RISCV_CS_BASE_TRACE_UNITS : 0) |
                    (run->hold_calls ? RISCV_CS_BASE_TRACE_CALLS : 0) |
-                   (run->index_branches ? RISCV_CS_BASE_TRACE_INDEX : 0);
+                   (run->index_branches ? RISCV_CS_BASE_TRACE_INDEX : 0) |
+                   (run->count_branches ? RISCV_CS_BASE_TRACE_COUNTS : 0);
     }
     qatomic_set(&env->trace_run.cs_base, cs_base);
 }
@@ -143,15 +144,19 @@ static void trace_run_end(CPURISCVState *env)
         slot->info = units |
                      (newest & MAKE_64BIT_MASK(ETRACE_PB_PRIV_SHIFT, 3)) |
                      ETRACE_PB_RUN;
+        /*
+         * The held branches stored their entries (or counts) after the
+         * slot; a newest branch's is past the n of the run, and the
+         * newest's record may cover it.
+         */
         if (run->index_branches) {
-            /*
-             * The held branches stored their entries after the slot; a
-             * newest branch's is past the n of the run, and the newest's
-             * record may cover it.
-             */
             slot->info |= ETRACE_PB_RUN_INDEXED |
                           deposit64(0, ETRACE_PB_ITYPE_SHIFT, 4,
                                     etrace_run_entry_slots(n));
+        } else if (run->count_branches) {
+            slot->info |= ETRACE_PB_RUN_COUNTED |
+                          deposit64(0, ETRACE_PB_ITYPE_SHIFT, 4,
+                                    etrace_run_count_slots(n));
         }
         slot += etrace_packed_len(slot->info);
     }
@@ -343,7 +348,8 @@ void riscv_trace_set_active(CPUState *cs, bool on)
  * translated and the hart leaves its chain of TBs before the next one.
  */
 void riscv_trace_set_runs(CPUState *cs, bool on, bool count_units,
-                          bool hold_calls, bool index_branches)
+                          bool hold_calls, bool index_branches,
+                          bool count_branches)
 {
     CPURISCVState *env = cpu_env(cs);
 
@@ -351,6 +357,7 @@ void riscv_trace_set_runs(CPUState *cs, bool on, bool count_units,
     qatomic_set(&env->trace_run.count_units, count_units);
     qatomic_set(&env->trace_run.hold_calls, hold_calls);
     qatomic_set(&env->trace_run.index_branches, index_branches);
+    qatomic_set(&env->trace_run.count_branches, count_branches);
     qatomic_set(&env->trace_run.enabled, on);
     trace_update_cs_base(env);
     if (current_cpu == cs) {

@@ -117,6 +117,15 @@ typedef ETracePackedBlock RISCVTraceRecord;
  * it.
  */
 QEMU_BUILD_BUG_ON(RISCV_TRACE_RUN_MAX > ETRACE_RUN_INDEXED_MAX);
+/*
+ * For N-trace's BTM (RISCV_CS_BASE_TRACE_COUNTS, with units counted) the
+ * encoder needs the half-words up to each taken branch instead: a held
+ * taken branch block stores the run's iretire so far, its own included,
+ * as the 16-bit count k after the run record to come, the same way, and
+ * the run record says how many entries the counts fill
+ * (ETRACE_PB_RUN_COUNTED).  A not-taken branch stores nothing.
+ */
+QEMU_BUILD_BUG_ON(RISCV_TRACE_RUN_MAX > ETRACE_RUN_COUNTED_MAX);
 /* iretire and ninsns: the sums of 61 blocks stay in their fields */
 #define RISCV_TRACE_RUN_UNITS       MAKE_64BIT_MASK(0, 32)
 
@@ -170,6 +179,7 @@ typedef struct RISCVTraceRun {
     bool count_units;           /* ... and units is counted */
     bool hold_calls;            /* ... and calls are held */
     bool index_branches;        /* ... and entries are kept */
+    bool count_branches;        /* ... or counts (RISCV_CS_BASE_TRACE_COUNTS) */
     /*
      * riscv_trace_set_data(): data accesses are reported too (their
      * records go before their block's, which runs would reorder: no runs)
@@ -197,6 +207,8 @@ typedef struct RISCVTraceRun {
 #define RISCV_CS_BASE_TRACE_CALLS   BIT_ULL(36)
 /* ... and with indexed runs, for the branch predictor */
 #define RISCV_CS_BASE_TRACE_INDEX   BIT_ULL(37)
+/* ... and with counted runs, for N-trace's BTM */
+#define RISCV_CS_BASE_TRACE_COUNTS  BIT_ULL(38)
 
 /*
  * insn_start data[0] of a traced TB: the page offset of the instruction
@@ -233,7 +245,8 @@ void riscv_trace_set_active(CPUState *cs, bool on);
  * tracing, only on the hart's thread
  */
 void riscv_trace_set_runs(CPUState *cs, bool on, bool count_units,
-                          bool hold_calls, bool index_branches);
+                          bool hold_calls, bool index_branches,
+                          bool count_branches);
 /* Data accesses reported or not: while tracing, only on the hart's thread */
 void riscv_trace_set_data(CPUState *cs, bool on);
 void riscv_trace_flush(CPUState *cs);

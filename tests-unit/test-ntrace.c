@@ -912,6 +912,71 @@ static void test_runs_bulk(void)
     }
 }
 
+/*
+ * A counted run gives the bytes its blocks one by one give in BTM: each
+ * taken branch's DirectBranch, with the half-words of the jump blocks
+ * held between the branches (and after the last) in its I-CNT.
+ */
+static void test_counted_runs_bulk(void)
+{
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    Run one = {}, bulk = {};
+    ETraceBlock b;
+
+    run_begin(&one, &btm);
+    run_begin(&bulk, &btm);
+    b = blk(0x1000, 2, RISCV_ITYPE_NONE, true);
+    ntrace_encoder_block(one.e, &b);
+    ntrace_encoder_block(bulk.e, &b);
+    for (unsigned n = 1; n <= ETRACE_RUN_COUNTED_MAX; n++) {
+        uint8_t counts[2 * ETRACE_RUN_COUNTED_MAX];
+        uint64_t map = x & ((1ull << n) - 1);
+        unsigned total = 0;
+
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        memset(counts, 0xa5, sizeof(counts));
+        for (unsigned i = 0; i < n; i++) {
+            unsigned jump = (x >> (i % 60)) & 3, half = 1 + i % 7;
+
+            if (jump) {
+                b = blk(0x3000, jump, RISCV_ITYPE_OTHER_INFERABLE_JUMP, true);
+                ntrace_encoder_block(one.e, &b);
+            }
+            b = blk(0x2000, half, map >> i & 1 ?
+                    RISCV_ITYPE_NOT_TAKEN_BRANCH :
+                    RISCV_ITYPE_TAKEN_BRANCH, true);
+            ntrace_encoder_block(one.e, &b);
+            total += jump + half;
+            counts[2 * i] = total;
+            counts[2 * i + 1] = total >> 8;
+        }
+        if (n % 3 == 0) {
+            b = blk(0x3000, 5, RISCV_ITYPE_NONE, true);
+            ntrace_encoder_block(one.e, &b);
+            total += 5;
+        }
+        b = blk(0, total, RISCV_ITYPE_NONE, true);
+        b.run = n;
+        b.run_map = map;
+        b.run_counted = true;
+        b.run_entries = counts;
+        ntrace_encoder_block(bulk.e, &b);
+    }
+    b = blk(0x2000, 2, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true);
+    ntrace_encoder_block(one.e, &b);
+    ntrace_encoder_block(bulk.e, &b);
+    b = blk(0x4000, 2, RISCV_ITYPE_NONE, true);
+    ntrace_encoder_block(one.e, &b);
+    ntrace_encoder_block(bulk.e, &b);
+    run_end(&one);
+    run_end(&bulk);
+    g_assert_cmpuint(one.msgs->len, >, 500);
+    g_assert_cmpmem(one.out.bytes->data, one.out.bytes->len,
+                    bulk.out.bytes->data, bulk.out.bytes->len);
+    run_free(&one);
+    run_free(&bulk);
+}
+
 /* ------------------------------------------------------------- decoder */
 
 /* An image of one instruction at 0x1000: beq x0, x0, 0 (a loop). */
@@ -1111,8 +1176,8 @@ static void test_decoder_corpus(void)
 /*
  * The packed path (ntrace_encoder_packed) makes the bytes the block path
  * makes of the same records, in every mode, with records of every kind
- * (traps, runs in HTM, privilege and context changes) and batches cut
- * anywhere.
+ * (traps, runs in HTM, counted runs in BTM, privilege and context
+ * changes) and batches cut anywhere.
  */
 static uint64_t lcg(uint64_t *s)
 {
@@ -1120,7 +1185,38 @@ static uint64_t lcg(uint64_t *s)
     return *s >> 33;
 }
 
-static size_t random_records(ETracePackedBlock *pb, size_t max, bool runs,
+/* Runs among the records: of HTM (outcomes only), or counted for BTM */
+enum { RUNS_NONE, RUNS_HISTORY, RUNS_COUNTED };
+
+/*
+ * A counted run of k branches at pb (the outcomes in map, 1 = not
+ * taken): each branch block of 1 to 40 half-words, some with a held jump
+ * block before it or after the last; returns its entries.
+ */
+static size_t random_counted_run(ETracePackedBlock *pb, unsigned k,
+                                 uint64_t map, unsigned priv, uint64_t *seed)
+{
+    unsigned slots = etrace_run_count_slots(k), total = 0;
+    uint8_t *counts = (uint8_t *)&pb[1];
+
+    memset(counts, 0xa5, slots * sizeof(*pb));  /* arbitrary where unused */
+    for (unsigned i = 0; i < k; i++) {
+        total += 1 + lcg(seed) % 40 + (lcg(seed) % 4 ? 0 : lcg(seed) % 9);
+        if (!(map >> i & 1)) {
+            counts[2 * i] = total;
+            counts[2 * i + 1] = total >> 8;
+        }
+    }
+    total += lcg(seed) % 2 ? 0 : 1 + lcg(seed) % 9;
+    pb->iaddr = map | UINT64_C(1) << k;
+    pb->info = ETRACE_PB_RUN | ETRACE_PB_RUN_COUNTED | total |
+               (uint64_t)k << ETRACE_PB_NINSNS_SHIFT |
+               (uint64_t)slots << ETRACE_PB_ITYPE_SHIFT |
+               (uint64_t)priv << ETRACE_PB_PRIV_SHIFT;
+    return 1 + slots;
+}
+
+static size_t random_records(ETracePackedBlock *pb, size_t max, int runs,
                              uint64_t seed)
 {
     static const unsigned itypes[] = {
@@ -1151,7 +1247,16 @@ static size_t random_records(ETracePackedBlock *pb, size_t max, bool runs,
             addr = 0x80001000;
             continue;
         }
-        if (runs && r < 10) {               /* a run of 2..40 branches */
+        if (runs == RUNS_COUNTED && r < 10 && n + 6 <= max) {
+            unsigned k = 1 + lcg(&seed) % 40;
+
+            n += random_counted_run(&pb[n], k, (lcg(&seed) << 31 |
+                                                lcg(&seed)) &
+                                               ((UINT64_C(1) << k) - 1),
+                                    priv, &seed);
+            continue;
+        }
+        if (runs == RUNS_HISTORY && r < 10) {   /* a run of 2..40 */
             unsigned k = 2 + lcg(&seed) % 39;
 
             pb[n].iaddr = (lcg(&seed) << 31 | lcg(&seed)) &
@@ -1206,16 +1311,17 @@ static GByteArray *encode_records(const NTraceParams *np,
         uint64_t context = i / 500;             /* changes now and then */
 
         if (packed) {
-            /* a trap's pair cut by the chunk's end waits for the next */
+            /* a record cut by the chunk's end waits for the next */
             size_t chunk = 1 + lcg(&seed) % 64;
-
             size_t took;
 
             chunk = MIN(MIN(chunk, 500 - i % 500), n - i);
             took = ntrace_encoder_packed(e, &ep, pb + i, chunk, context, 0);
 
-            i += took ? took : ntrace_encoder_packed(e, &ep, pb + i, 2,
-                                                     context, 0);
+            i += took ? took :
+                 ntrace_encoder_packed(e, &ep, pb + i,
+                                       etrace_packed_len(pb[i].info),
+                                       context, 0);
         } else {
             ETraceBlock b;
 
@@ -1272,8 +1378,8 @@ static void test_packed(void)
             .repeat = cfg[i].repeat, .context = cfg[i].context,
             .sync_mode = cfg[i].sync_mode,
         };
-        size_t n = random_records(pb, N, cfg[i].mode == NTRACE_MODE_HTM,
-                                  i + 1);
+        size_t n = random_records(pb, N, cfg[i].mode == NTRACE_MODE_HTM ?
+                                  RUNS_HISTORY : RUNS_COUNTED, i + 1);
         NTraceStats st_slow, st_fast;
         g_autoptr(GByteArray) slow = encode_records(&np, &o, pb, n, false,
                                                     i, &st_slow);
@@ -1298,6 +1404,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ntrace/pack/others", test_pack_others);
     g_test_add_func("/ntrace/unpack/bad", test_unpack_bad);
     g_test_add_func("/ntrace/encoder/rules-example", test_rules_example);
+    g_test_add_func("/ntrace/encoder/counted-runs", test_counted_runs_bulk);
     g_test_add_func("/ntrace/encoder/traps", test_traps);
     g_test_add_func("/ntrace/encoder/btm-branches", test_btm_branches);
     g_test_add_func("/ntrace/encoder/btm-icnt-lengths",

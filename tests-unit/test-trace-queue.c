@@ -62,7 +62,7 @@ static void check_queue(uint32_t len, uint32_t batch)
 static void test_rooms(void)
 {
     check_queue(16, RISCV_TRACE_ROOM_MIN);
-    check_queue(32, 8);
+    check_queue(32, RISCV_TRACE_ROOM_MIN + 2);
     check_queue(64, 16);
 }
 

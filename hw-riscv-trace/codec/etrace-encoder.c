@@ -1788,6 +1788,9 @@ static inline void unpack_block(uint64_t addr_mask, unsigned priv_mask,
         if (info & ETRACE_PB_RUN_INDEXED) {
             b->run_indexed = true;
             b->run_entries = etrace_run_entries(pb);
+        } else if (info & ETRACE_PB_RUN_COUNTED) {
+            b->run_counted = true;
+            b->run_entries = etrace_run_entries(pb);
         }
         if (!run) {
             b->iretire = 0;     /* empty: ignored */

@@ -290,10 +290,9 @@ static void emit_indirect_branch(NTraceEncoder *e, uint64_t addr)
  * and a message is a large local to clear).
  */
 static void __attribute__((noinline))
-send_message_for(NTraceEncoder *e, uint64_t addr)
+send_message_for(NTraceEncoder *e, uint64_t addr, bool sync)
 {
     NTraceMessage m;
-    bool sync = e->sync_due;
 
     if (e->pending == NTRACE_PENDING_DIRECT && !sync && !e->o.repeat &&
         !e->p.src_bits) {
@@ -360,7 +359,7 @@ static void send_pending(NTraceEncoder *e, uint64_t addr)
             return;
         }
     }
-    send_message_for(e, addr);
+    send_message_for(e, addr, e->sync_due);
 }
 
 /* I-CNT would overflow: ResourceFull sends it (out of line: rare). */
@@ -721,22 +720,68 @@ static void account(NTraceEncoder *e, const ETraceBlock *b)
 }
 
 /*
+ * The taken branches of a counted run in BTM (etrace-record.h), as
+ * account() sends them block by block: each one's DirectBranch goes at
+ * the block after it, with the I-CNT up to it.  A message pending before
+ * the run can only be a DirectBranch (etrace.h's promise).  With no
+ * address in the run for a sync variant, a periodic sync that falls due
+ * in it goes with the first message after it.
+ */
+static void account_counted_run(NTraceEncoder *e, const ETraceBlock *b)
+{
+    uint64_t taken = ~b->run_map & ((UINT64_C(1) << b->run) - 1);
+    unsigned counted = 0;       /* the run's half-words in I-CNT so far */
+
+    if (e->pending == NTRACE_PENDING_INDIRECT) {
+        ntrace_encoder_lost(e);
+        return;
+    }
+    while (taken) {
+        unsigned upto = etrace_run_count(b->run_entries,
+                                         __builtin_ctzll(taken));
+
+        if (upto <= counted || upto > b->iretire) {
+            ntrace_encoder_lost(e);
+            return;
+        }
+        if (e->pending) {
+            send_message_for(e, 0, false);
+        }
+        add_icnt(e, upto - counted);
+        counted = upto;
+        e->pending = NTRACE_PENDING_DIRECT;
+        taken &= taken - 1;
+    }
+    if (b->iretire > counted) {
+        if (e->pending) {
+            send_message_for(e, 0, false);
+        }
+        add_icnt(e, b->iretire - counted);
+    }
+}
+
+/*
  * A run of branch blocks without their addresses (etrace.h): in HTM its
  * outcomes go into HIST and its half-words into I-CNT, which is all HTM
- * sends of them.  BTM needs each taken branch's I-CNT: a run is a loss.
- * Before the first sync a run is skipped (the next block syncs).
+ * sends of them.  BTM needs each taken branch's I-CNT: a run is a loss
+ * unless it is counted.  Before the first sync a run is skipped (the
+ * next block syncs).
  */
 static void account_run(NTraceEncoder *e, const ETraceBlock *b)
 {
     if (!e->synced) {
         return;
     }
-    if (!htm(e) || !b->iretire) {
+    if (!b->iretire || (!htm(e) && !b->run_counted)) {
         ntrace_encoder_lost(e);
         return;
     }
-    add_icnt(e, b->iretire);
-    add_branches(e, b->run_map, b->run);
+    if (htm(e)) {
+        add_icnt(e, b->iretire);
+        add_branches(e, b->run_map, b->run);
+    } else {
+        account_counted_run(e, b);
+    }
     e->last_valid = false;
     count_units(e, b);
 }
@@ -752,6 +797,10 @@ void ntrace_encoder_block(NTraceEncoder *e, const ETraceBlock *b)
     }
     if (b->run) {
         account_run(e, b);
+        if (e->synced &&
+            sync_period_over(e->o.sync_mode, e->o.sync_max, e->sync_units)) {
+            e->sync_due = true;
+        }
         return;
     }
     if (!trap && !b->iretire) {
@@ -1094,23 +1143,56 @@ static size_t quiet_btm_indirect(NTraceEncoder *e, uint8_t *out,
     return n;
 }
 
+/* The least of three indexes, for quiet_run_btm() */
+static inline size_t quiet_bound(size_t a, size_t b, size_t c)
+{
+    return a < b ? (a < c ? a : c) : (b < c ? b : c);
+}
+
+/* A DirectBranch into the window at out, for quiet_run_btm(): its end */
+_Static_assert(NTRACE_MAX_MESSAGE >= 6 * 8, "6 DirectBranch words");
+static inline uint8_t *quiet_btm_direct(uint8_t *out, uint64_t icnt)
+{
+    uint64_t v;
+    size_t len = ntrace_direct_branch_word(icnt, &v);
+
+    etrace_store_le64(out, v);
+    return out + len;
+}
+
 /*
  * quiet_run() of BTM without implicit return or repeat, N-trace's default:
- * every record a plain block, the message a taken branch or an
- * uninferable jump asks for sent at the next one.  Cut to that, its state
- * fits in registers: each record sends at most one message, so the
- * window's room bounds the records taken instead of a check per message,
- * and so does a periodic sync by messages (it is due when every record
- * up to the bound sent one).
+ * every record a plain block or a counted run, the message a taken
+ * branch or an uninferable jump asks for sent at the next block.  Cut to
+ * that, its state fits in registers: each plain record sends at most one
+ * message, so the window's room bounds the records taken (end) instead
+ * of a check per message, and so does a periodic sync by messages (it
+ * is due when every record up to the bound sent one).  A counted run
+ * sends at most one more message than it has branches, all DirectBranch
+ * (account_counted_run()), and takes the room of their bytes from that
+ * bound; the count of messages to a periodic sync is kept exactly.
+ * While a periodic sync is due (QUIET_SYNC_DUE), it takes what sends no
+ * message but the DirectBranch messages of counted runs, and stops at
+ * the first plain block with a message to send: the sync variant, for
+ * the general path.
  * Under half the host instructions of quiet_run() per record.
  */
+#define QUIET_SYNC_DUE  (ETRACE_SYNC_HALFWORDS + 1)
+
 static inline __attribute__((always_inline))
 size_t quiet_run_btm(NTraceEncoder *e, const ETracePackedBlock *pb,
                      size_t i, size_t n, uint64_t mask, uint64_t want,
                      unsigned sync_mode)
 {
     const ETracePackedBlock *first = &pb[i], *p = first, *end;
-    uint64_t sync_at = sync_mode == ETRACE_SYNC_OFF ? UINT64_MAX :
+    const ETracePackedBlock *after_run = NULL;
+    /* the indexes the window's room and a sync by messages bound */
+    size_t room_bound, sync_bound = SIZE_MAX;
+    uint64_t run_mask = mask | ETRACE_PB_RUN_COUNTED;
+    uint64_t run_want = (want ^ ETRACE_PB_PLAIN) | ETRACE_PB_RUN |
+                        ETRACE_PB_RUN_COUNTED;
+    uint64_t sync_at = sync_mode == ETRACE_SYNC_OFF ||
+                       sync_mode == QUIET_SYNC_DUE ? UINT64_MAX :
                        UINT64_C(1) << (e->o.sync_max + 4);
     /* the units of periodic sync left before one is due */
     uint64_t left = sync_at - e->sync_units;
@@ -1123,37 +1205,100 @@ size_t quiet_run_btm(NTraceEncoder *e, const ETracePackedBlock *pb,
     if (e->sync_units >= sync_at || !fit) {
         return i;
     }
-    if (sync_mode == ETRACE_SYNC_PACKETS && fit > left) {
-        fit = left;
+    room_bound = i + fit;
+    if (sync_mode == ETRACE_SYNC_PACKETS) {
+        sync_bound = i + left;
     }
-    end = &pb[n - i > fit ? i + fit : n];
+    end = &pb[quiet_bound(n, room_bound, sync_bound)];
     if (pending != NTRACE_PENDING_INDIRECT) {
         /* the B-TYPE of any IndirectBranch this loop makes pending */
         e->pending_btype = NTRACE_BTYPE_JUMP;
     }
-    for (; p < end; p++) {
-        uint64_t info = p->info, v;
+    while (p < end) {
+        uint64_t info = p->info;
         unsigned iretire = info & 0xffff;
 
         if ((info & mask) != want) {
-            break;
-        }
-        if (pending) {
-            if (pending == NTRACE_PENDING_DIRECT) {
-                size_t len = ntrace_direct_branch_word(icnt, &v);
+            const ETracePackedBlock *next = p + etrace_packed_len(info);
+            uint64_t map = p->iaddr;
+            unsigned k = 63 - __builtin_clzll(map | 1);
+            uint64_t taken = ~map & ((UINT64_C(1) << k) - 1);
+            /*
+             * Of the bound: at most k + 1 messages, each a DirectBranch
+             * word of 8 bytes (6 to a NTRACE_MAX_MESSAGE)
+             */
+            size_t sends = (k + 6) / 6;
+            uint8_t *run_out = out;
+            uint64_t run_icnt = icnt, run_messages = messages;
+            unsigned run_pending = pending, counted = 0;
 
-                etrace_store_le64(out, v);
-                out += len;
-            } else {
-                out += quiet_btm_indirect(e, out, icnt, p->iaddr);
+            if ((info & run_mask) != run_want || next > &pb[n] ||
+                room_bound - (p - pb) < sends ||
+                pending == NTRACE_PENDING_INDIRECT ||
+                icnt + iretire > NTRACE_ICNT_MAX) {
+                break;
             }
-            messages++;
-            icnt = 0;
-        } else if (icnt + iretire > NTRACE_ICNT_MAX) {
-            break;              /* ResourceFull: the general path */
+            for (; taken; taken &= taken - 1) {
+                unsigned upto = etrace_run_count(etrace_run_entries(p),
+                                                 __builtin_ctzll(taken));
+
+                if (upto - counted - 1 >= iretire - counted) {
+                    break;          /* not in (counted, iretire] */
+                }
+                if (pending) {
+                    out = quiet_btm_direct(out, icnt);
+                    messages++;
+                    icnt = 0;
+                }
+                icnt += upto - counted;
+                counted = upto;
+                pending = NTRACE_PENDING_DIRECT;
+            }
+            if (taken) {
+                /* the general path finds it wrong */
+                out = run_out;
+                icnt = run_icnt;
+                messages = run_messages;
+                pending = run_pending;
+                break;
+            }
+            if (iretire > counted) {
+                if (pending) {
+                    out = quiet_btm_direct(out, icnt);
+                    messages++;
+                    icnt = 0;
+                    pending = NTRACE_PENDING_NONE;
+                }
+                icnt += iretire - counted;
+            }
+            /* its messages take the room of as many records */
+            room_bound += (next - p) - sends;
+            p = after_run = next;
+            if (sync_mode == ETRACE_SYNC_PACKETS) {
+                /* if a sync is due (below), nothing more */
+                sync_bound = messages >= left ? 0 :
+                             (p - pb) + (left - messages);
+            }
+            end = &pb[quiet_bound(n, room_bound, sync_bound)];
+        } else {
+            if (pending && sync_mode == QUIET_SYNC_DUE) {
+                break;
+            }
+            if (pending) {
+                if (pending == NTRACE_PENDING_DIRECT) {
+                    out = quiet_btm_direct(out, icnt);
+                } else {
+                    out += quiet_btm_indirect(e, out, icnt, p->iaddr);
+                }
+                messages++;
+                icnt = 0;
+            } else if (icnt + iretire > NTRACE_ICNT_MAX) {
+                break;              /* ResourceFull: the general path */
+            }
+            icnt += iretire;
+            pending = pending_of[(uint8_t)(info >> ETRACE_PB_ITYPE_SHIFT)];
+            p++;
         }
-        icnt += iretire;
-        pending = pending_of[(uint8_t)(info >> ETRACE_PB_ITYPE_SHIFT)];
         halfwords += iretire;
         if (sync_mode == ETRACE_SYNC_CYCLES ||
             sync_mode == ETRACE_SYNC_HALFWORDS) {
@@ -1164,23 +1309,26 @@ size_t quiet_run_btm(NTraceEncoder *e, const ETracePackedBlock *pb,
         if ((sync_mode == ETRACE_SYNC_CYCLES ||
              sync_mode == ETRACE_SYNC_HALFWORDS) && units >= left) {
             e->sync_due = true;
-            p++;
             break;
         }
     }
     if (p == first) {
         return i;
     }
-    if (sync_mode == ETRACE_SYNC_PACKETS && messages == left) {
+    if (sync_mode == ETRACE_SYNC_PACKETS && messages >= left) {
         e->sync_due = true;
     }
     e->icnt = icnt;
     e->sync_units += sync_mode == ETRACE_SYNC_PACKETS ? messages : units;
     e->pending = pending;
     e->stats.halfwords += halfwords;
-    set_last_insn(e, p[-1].iaddr & e->addr_mask,
-                  pb_field(p[-1].info, ETRACE_PB_IRETIRE_SHIFT, 16),
-                  pb_field(p[-1].info, ETRACE_PB_ILASTSIZE_SHIFT, 1));
+    if (p == after_run) {
+        e->last_valid = false;
+    } else {
+        set_last_insn(e, p[-1].iaddr & e->addr_mask,
+                      pb_field(p[-1].info, ETRACE_PB_IRETIRE_SHIFT, 16),
+                      pb_field(p[-1].info, ETRACE_PB_ILASTSIZE_SHIFT, 1));
+    }
     if (messages) {
         e->last_branch.tcode = 0;
         e->stats.messages += messages;
@@ -1198,6 +1346,9 @@ static size_t __attribute__((noinline))
 take_quiet_run_btm(NTraceEncoder *e, const ETracePackedBlock *pb, size_t i,
                    size_t n, uint64_t mask, uint64_t want)
 {
+    if (e->sync_due) {
+        return quiet_run_btm(e, pb, i, n, mask, want, QUIET_SYNC_DUE);
+    }
     switch (e->o.sync_mode) {
     case ETRACE_SYNC_OFF:
         return quiet_run_btm(e, pb, i, n, mask, want, ETRACE_SYNC_OFF);
@@ -1225,13 +1376,16 @@ static size_t take_quiet_run(NTraceEncoder *e, const ETracePackedBlock *pb,
                     (uint64_t)e->priv << ETRACE_PB_PRIV_SHIFT;
     bool h = htm(e);
 
-    if (e->sync_due || e->p.src_bits || !e->synced || !e->win ||
+    if (e->p.src_bits || !e->synced || !e->win ||
         e->hist_len != NTRACE_HIST_BITS ||
         context != e->context || (e->priv & ~priv_mask)) {
         return i;
     }
     if (!h && !e->o.implicit_return && !e->o.repeat && !e->ret_check) {
         return take_quiet_run_btm(e, pb, i, n, mask, want);
+    }
+    if (e->sync_due) {
+        return i;
     }
     switch (e->o.sync_mode) {
     case ETRACE_SYNC_OFF:

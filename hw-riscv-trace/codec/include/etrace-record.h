@@ -93,21 +93,16 @@ enum {
  * hold one byte per branch, the oldest first, ETRACE_RUN_ENTRIES_PER_SLOT
  * to an entry: byte i holds bits 6:1 of the address of the run's i-th
  * oldest branch (the bytes past its last are arbitrary).  They are as
- * many as its k branches need, 1 to ETRACE_RUN_ENTRY_SLOTS
- * (etrace_run_entry_slots()), and the itype field, which a run does not
- * use, says how many.  Enough for a predictor of up to 64 entries
- * indexed from bit 1 (iaddress_lsb_p 1); etrace_run_indexes_fit() says
- * whether an encoder's is one.  Such a run holds as many branches as any
- * other.
+ * many as its k branches need, 1 to 4 (etrace_run_entry_slots()), and
+ * the itype field, which a run does not use, says how many.  Enough for
+ * a predictor of up to 64 entries indexed from bit 1 (iaddress_lsb_p 1);
+ * etrace_run_indexes_fit() says whether an encoder's is one.  Such a run
+ * holds as many branches as any other.
  */
 #define ETRACE_PB_RUN_INDEXED       (UINT64_C(1) << 44)
 #define ETRACE_RUN_INDEXED_MAX      62
 #define ETRACE_RUN_ENTRIES_PER_SLOT 16
-#define ETRACE_RUN_ENTRY_SLOTS      4
 #define ETRACE_RUN_INDEX_BITS       6
-
-/* The longest record, in entries: an indexed run of the most branches */
-#define ETRACE_PACKED_LEN_MAX       (1 + ETRACE_RUN_ENTRY_SLOTS)
 
 /* The entries after an indexed run of k branches */
 static inline unsigned etrace_run_entry_slots(unsigned k)
@@ -115,14 +110,47 @@ static inline unsigned etrace_run_entry_slots(unsigned k)
     return (k + ETRACE_RUN_ENTRIES_PER_SLOT - 1) / ETRACE_RUN_ENTRIES_PER_SLOT;
 }
 
-/* The predictor entries of the indexed run at pb, oldest first */
+/* The bytes of the entries after the indexed (or counted) run at pb */
 static inline const uint8_t *etrace_run_entries(const ETracePackedBlock *pb)
 {
     return (const uint8_t *)&pb[1];
 }
 
-/* Bits 45 to 63 are the producer's own: the encoder ignores them. */
-#define ETRACE_PB_PRODUCER_SHIFT    45
+/*
+ * A run (ETRACE_PB_RUN) that also says where each taken branch is, for
+ * N-trace's BTM, whose DirectBranch message counts the half-words up to
+ * it: the entries after the run's hold a 16-bit little-endian count per
+ * branch, ETRACE_RUN_COUNTS_PER_SLOT to an entry, the oldest first.
+ * Count i is the run's half-words up to and including the i-th oldest
+ * branch block, if that branch was taken (else arbitrary: the counts
+ * past the last are arbitrary too).  The run's iretire (which must be
+ * counted) is at most 0xffff, and its ETRACE_RUN_COUNTED_MAX branches at
+ * most fill the entries the itype field counts, 1 to 8, as for an
+ * indexed run; a run is not both.
+ */
+#define ETRACE_PB_RUN_COUNTED       (UINT64_C(1) << 45)
+#define ETRACE_RUN_COUNTED_MAX      62
+#define ETRACE_RUN_COUNTS_PER_SLOT  8
+
+/* The entries after a counted run of k branches */
+static inline unsigned etrace_run_count_slots(unsigned k)
+{
+    return (k + ETRACE_RUN_COUNTS_PER_SLOT - 1) / ETRACE_RUN_COUNTS_PER_SLOT;
+}
+
+/* Count i of a counted run's entries (etrace_run_entries()) */
+static inline unsigned etrace_run_count(const uint8_t *entries, unsigned i)
+{
+    return entries[2 * i] | entries[2 * i + 1] << 8;
+}
+
+/* The longest record, in entries: a counted run of the most branches */
+#define ETRACE_PACKED_LEN_MAX \
+    (1 + (ETRACE_RUN_COUNTED_MAX + ETRACE_RUN_COUNTS_PER_SLOT - 1) / \
+     ETRACE_RUN_COUNTS_PER_SLOT)
+
+/* Bits 46 to 63 are the producer's own: the encoder ignores them. */
+#define ETRACE_PB_PRODUCER_SHIFT    46
 
 /*
  * A block's iretire (bits 0-31) and ninsns (bits 32-63) in one word, so
@@ -139,13 +167,13 @@ static inline uint64_t etrace_packed_units(uint64_t info)
 
 /*
  * Entries of the packed block whose info word this is: 2 for a trap and
- * a data access, 1 + its itype field for an indexed run.
+ * a data access, 1 + its itype field for an indexed or counted run.
  */
 static inline unsigned etrace_packed_len(uint64_t info)
 {
     unsigned itype = (info >> ETRACE_PB_ITYPE_SHIFT) & 15;
 
-    if (info & ETRACE_PB_RUN_INDEXED) {
+    if (info & (ETRACE_PB_RUN_INDEXED | ETRACE_PB_RUN_COUNTED)) {
         return 1 + itype;
     }
     return itype == 1 || itype == 2 || (info & ETRACE_PB_DATA) ? 2 : 1;

@@ -447,7 +447,9 @@ void etrace_params_from_discovery(ETraceParams *p, uint32_t d0, uint32_t d1);
  *   branches are left before the count of predicted branches is full
  *   (the branch that fills it is reported with its address: once in
  *   2^32 predicted branches).  At the start of tracing and after a loss,
- *   runs are skipped until a block brings an address.
+ *   runs are skipped until a block brings an address.  A run for
+ *   N-trace's BTM is counted instead (run_counted, run_entries its
+ *   counts: etrace-record.h), which E-trace ignores.
  */
 typedef struct ETraceBlock {
     uint64_t iaddr;
@@ -469,6 +471,7 @@ typedef struct ETraceBlock {
     /* indexed: the predictor entries of its branches, oldest first */
     const uint8_t *run_entries;
     bool run_indexed;
+    bool run_counted;       /* run_entries holds counts instead */
 } ETraceBlock;
 
 /*
