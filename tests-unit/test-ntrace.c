@@ -863,6 +863,29 @@ static void test_runs(void)
 }
 
 /*
+ * The end of a comparison of runs with their blocks one by one: an
+ * uninferable jump and its target to both, then the same bytes, of more
+ * than min_messages messages.
+ */
+static void finish_same(Run *one, Run *bulk, unsigned min_messages)
+{
+    ETraceBlock b = blk(0x2000, 2, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true);
+
+    feed(one, b);
+    feed(bulk, b);
+    b = blk(0x4000, 2, RISCV_ITYPE_NONE, true);
+    feed(one, b);
+    feed(bulk, b);
+    run_end(one);
+    run_end(bulk);
+    g_assert_cmpuint(one->msgs->len, >, min_messages);
+    g_assert_cmpmem(one->out.bytes->data, one->out.bytes->len,
+                    bulk->out.bytes->data, bulk->out.bytes->len);
+    run_free(one);
+    run_free(bulk);
+}
+
+/*
  * A run gives the bytes its branch blocks one by one give, whatever the
  * outcomes and however HIST fills (with and without repeat).
  */
@@ -896,19 +919,7 @@ static void test_runs_bulk(void)
             b.run_map = map & ((1ull << n) - 1);
             ntrace_encoder_block(bulk.e, &b);
         }
-        b = blk(0x2000, 2, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true);
-        ntrace_encoder_block(one.e, &b);
-        ntrace_encoder_block(bulk.e, &b);
-        b = blk(0x4000, 2, RISCV_ITYPE_NONE, true);
-        ntrace_encoder_block(one.e, &b);
-        ntrace_encoder_block(bulk.e, &b);
-        run_end(&one);
-        run_end(&bulk);
-        g_assert_cmpuint(one.msgs->len, >, 60);
-        g_assert_cmpmem(one.out.bytes->data, one.out.bytes->len,
-                        bulk.out.bytes->data, bulk.out.bytes->len);
-        run_free(&one);
-        run_free(&bulk);
+        finish_same(&one, &bulk, 60);
     }
 }
 
@@ -962,19 +973,7 @@ static void test_counted_runs_bulk(void)
         b.run_entries = counts;
         ntrace_encoder_block(bulk.e, &b);
     }
-    b = blk(0x2000, 2, RISCV_ITYPE_UNINFERABLE_TAIL_CALL, true);
-    ntrace_encoder_block(one.e, &b);
-    ntrace_encoder_block(bulk.e, &b);
-    b = blk(0x4000, 2, RISCV_ITYPE_NONE, true);
-    ntrace_encoder_block(one.e, &b);
-    ntrace_encoder_block(bulk.e, &b);
-    run_end(&one);
-    run_end(&bulk);
-    g_assert_cmpuint(one.msgs->len, >, 500);
-    g_assert_cmpmem(one.out.bytes->data, one.out.bytes->len,
-                    bulk.out.bytes->data, bulk.out.bytes->len);
-    run_free(&one);
-    run_free(&bulk);
+    finish_same(&one, &bulk, 500);
 }
 
 /* ------------------------------------------------------------- decoder */
