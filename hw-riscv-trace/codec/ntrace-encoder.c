@@ -1161,6 +1161,53 @@ static inline uint8_t *quiet_btm_direct(uint8_t *out, uint64_t icnt)
 }
 
 /*
+ * account_counted_run() of the counted run at p, whose taken branches
+ * are the bits of taken, in quiet_run_btm()'s state (the window's room,
+ * I-CNT and the pending message checked); false, with nothing changed,
+ * if a count is out of order: the general path finds it a loss.
+ */
+static inline __attribute__((always_inline))
+bool quiet_btm_run(const ETracePackedBlock *p, uint64_t taken, uint8_t **out,
+                   uint64_t *icnt, uint64_t *messages, unsigned *pending)
+{
+    unsigned iretire = p->info & 0xffff, counted = 0;
+    uint8_t *o = *out;
+    uint64_t n = *icnt, sent = 0;
+    unsigned pend = *pending;
+
+    for (; taken; taken &= taken - 1) {
+        unsigned upto = etrace_run_count(etrace_run_entries(p),
+                                         __builtin_ctzll(taken));
+
+        if (upto - counted - 1 >= iretire - counted) {
+            return false;       /* not in (counted, iretire] */
+        }
+        if (pend) {
+            o = quiet_btm_direct(o, n);
+            sent++;
+            n = 0;
+        }
+        n += upto - counted;
+        counted = upto;
+        pend = NTRACE_PENDING_DIRECT;
+    }
+    if (iretire > counted) {
+        if (pend) {
+            o = quiet_btm_direct(o, n);
+            sent++;
+            n = 0;
+            pend = NTRACE_PENDING_NONE;
+        }
+        n += iretire - counted;
+    }
+    *out = o;
+    *icnt = n;
+    *messages += sent;
+    *pending = pend;
+    return true;
+}
+
+/*
  * quiet_run() of BTM without implicit return or repeat, N-trace's default:
  * every record a plain block or a counted run, the message a taken
  * branch or an uninferable jump asks for sent at the next block.  Cut to
@@ -1228,48 +1275,13 @@ size_t quiet_run_btm(NTraceEncoder *e, const ETracePackedBlock *pb,
              * word of 8 bytes (6 to a NTRACE_MAX_MESSAGE)
              */
             size_t sends = (k + 6) / 6;
-            uint8_t *run_out = out;
-            uint64_t run_icnt = icnt, run_messages = messages;
-            unsigned run_pending = pending, counted = 0;
 
             if ((info & run_mask) != run_want || next > &pb[n] ||
                 room_bound - (p - pb) < sends ||
                 pending == NTRACE_PENDING_INDIRECT ||
-                icnt + iretire > NTRACE_ICNT_MAX) {
+                icnt + iretire > NTRACE_ICNT_MAX ||
+                !quiet_btm_run(p, taken, &out, &icnt, &messages, &pending)) {
                 break;
-            }
-            for (; taken; taken &= taken - 1) {
-                unsigned upto = etrace_run_count(etrace_run_entries(p),
-                                                 __builtin_ctzll(taken));
-
-                if (upto - counted - 1 >= iretire - counted) {
-                    break;          /* not in (counted, iretire] */
-                }
-                if (pending) {
-                    out = quiet_btm_direct(out, icnt);
-                    messages++;
-                    icnt = 0;
-                }
-                icnt += upto - counted;
-                counted = upto;
-                pending = NTRACE_PENDING_DIRECT;
-            }
-            if (taken) {
-                /* the general path finds it wrong */
-                out = run_out;
-                icnt = run_icnt;
-                messages = run_messages;
-                pending = run_pending;
-                break;
-            }
-            if (iretire > counted) {
-                if (pending) {
-                    out = quiet_btm_direct(out, icnt);
-                    messages++;
-                    icnt = 0;
-                    pending = NTRACE_PENDING_NONE;
-                }
-                icnt += iretire - counted;
             }
             /* its messages take the room of as many records */
             room_bound += (next - p) - sends;
