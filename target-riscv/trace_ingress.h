@@ -83,10 +83,13 @@ typedef ETracePackedBlock RISCVTraceRecord;
  * as the newest: it adds no outcome, and vanishes from the trace when a
  * later block becomes the newest (its instructions are inferred, and
  * none of them can be reported).  While units are counted, such a block
- * is held only after a branch block of the run and while the units it
- * adds keep the run's iretire below 1024 (trace_ingress_translate.c.inc):
- * its units stay in the run's when it vanishes.  A held block is one
- * with newest.info non-zero (trace_run_end() clears it).
+ * is held only after a branch block of the run or with nothing held, and
+ * while the units it adds keep the run's iretire below 1024
+ * (trace_ingress_translate.c.inc): its units stay in the run's when it
+ * vanishes, and if the run ends with no branch, it goes whole then, as
+ * it does where it can not be held (after which the next block may be
+ * held: the map becomes 1 << 63, not 1).  A held block is one with
+ * newest.info non-zero (trace_run_end() clears it).
  *
  * map: 1 = hold nothing, append the next block that may be held whole;
  * 3 = the same for the next two (after a trap: the codec holds it until
