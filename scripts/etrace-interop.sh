@@ -242,6 +242,8 @@ cases=(
     "traps traps 64 rounds=1_trace=0"
     "full-address workloads 64 work=sort_iters=1_trace=1"
     "resync workloads 64 work=coremark_iters=1_trace=0_syncmode=1_syncmax=0"
+    "resync-halfwords workloads 64 work=recursion_iters=2_trace=0_syncmode=3_syncmax=1"
+    "resync-cycles-traps traps 64 rounds=1_trace=0_syncmode=2_syncmax=1"
     "traps-rv32 traps 32 rounds=1_trace=0"
     "data-full workloads 64 work=coremark_iters=1_trace=0_data=2"
     "data-traps traps 64 rounds=1_trace=0_data=2"

@@ -112,9 +112,12 @@ static bool trace_is_branch(uint64_t info)
  * Append the blocks held back (see RISCVTraceRun), if an encoder is
  * attached, from C (what comes next may need the address of the last
  * instruction retired): a run record with the outcomes of the branches
- * among them but a newest branch, then the newest block whole.  The next
- * block that may be held goes whole.  Translated code ends runs itself,
- * without the newest (gen_trace_run_end()).
+ * among them but a newest branch, then the newest block whole.  A run of
+ * only a newest branch has no record, but may follow a block held alone
+ * (units counted), whose record is in place at trace_ptr
+ * (gen_trace_hold_alone()): it stays.  The next block that may be held
+ * goes whole.  Translated code ends runs itself, without the newest
+ * (gen_trace_run_end()).
  */
 static void trace_run_end(CPURISCVState *env)
 {
@@ -159,6 +162,8 @@ static void trace_run_end(CPURISCVState *env)
                                     etrace_run_count_slots(n));
         }
         slot += etrace_packed_len(slot->info);
+    } else if (units > (newest & RISCV_TRACE_RUN_UNITS)) {
+        slot++;
     }
     /*
      * Field by field: translated code stored them one at a time, and a

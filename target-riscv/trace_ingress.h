@@ -72,8 +72,10 @@ typedef ETracePackedBlock RISCVTraceRecord;
  * The first branch block after any other record is appended whole (the
  * encoder may have to report its address: after an uninferable jump, a
  * trap, a context change or the start of tracing; elsewhere a run of one
- * block would save nothing), and so is every 63rd branch block in a row
- * (a resync needs two addressed blocks in a row: etrace.h).
+ * block would save nothing), but after the record of a block that could
+ * have been held (with units counted: below), and so is every 63rd
+ * branch block in a row (a resync needs two addressed blocks in a row:
+ * etrace.h).
  *
  * A block that ends with an inferable jump (jal without a link, an
  * inferable tail call), with no transfer at all (a TB that ends by
@@ -86,10 +88,12 @@ typedef ETracePackedBlock RISCVTraceRecord;
  * is held only after a branch block of the run or with nothing held, and
  * while the units it adds keep the run's iretire below 1024
  * (trace_ingress_translate.c.inc): its units stay in the run's when it
- * vanishes, and if the run ends with no branch, it goes whole then, as
- * it does where it can not be held (after which the next block may be
- * held: the map becomes 1 << 63, not 1).  A held block is one with
- * newest.info non-zero (trace_run_end() clears it).
+ * vanishes.  Held alone, it stores its record at trace_ptr at once,
+ * which stays there until the run ends: a run record covers it if a
+ * branch followed, else it is taken as it is.  Where it can not be held
+ * it goes whole, and the map becomes RISCV_TRACE_RUN_NONE, not
+ * RISCV_TRACE_RUN_WHOLE: the next block may be held.  A held block is
+ * one with newest.info non-zero (trace_run_end() clears it).
  *
  * map: 1 = hold nothing, append the next block that may be held whole;
  * 3 = the same for the next two (after a trap: the codec holds it until

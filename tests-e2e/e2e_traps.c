@@ -92,6 +92,42 @@ static unsigned long __attribute__((noinline)) do_bad_load(void)
     return *(volatile unsigned long *)addr;     /* must not be elided */
 }
 
+/*
+ * A fault two blocks into a call: the block that ends with the call is
+ * held alone when the block before it went whole (while the encoder
+ * counts half-words: N-trace, resync by instructions), the callee's
+ * first block ends with a branch and is held after it, and the fault
+ * ends both from C.
+ */
+static unsigned long __attribute__((noinline)) branch_then_bad_load(
+    unsigned long x)
+{
+    unsigned long addr = 0x10;      /* no memory there */
+
+    asm volatile("andi t0, %0, 1\n\t"
+                 "beqz t0, 1f\n\t"
+                 "addi %0, %0, 3\n"
+                 "1:" : "+r"(x) : : "t0");
+    asm("" : "+r"(addr));
+    return x + *(volatile unsigned long *)addr;
+}
+
+static void held_call_then_fault(unsigned long arg)
+{
+    for (unsigned long i = 0; i < 4; i++) {
+        rv_trap_expect();
+        /* a branch block right after the return: it goes whole */
+        asm volatile("andi t0, %0, 2\n\t"
+                     "bnez t0, 1f\n\t"
+                     "nop\n"
+                     "1:" : : "r"(arg + i) : "t0");
+        branch_then_bad_load(arg + i);
+        rv_check_eq(rv_trap_cause(), CAUSE_LOAD_ACCESS,
+                    "branch_then_bad_load() traps with", "CAUSE_LOAD_ACCESS",
+                    __FILE__, __LINE__);
+    }
+}
+
 /* Exceptions of the current mode; they are taken in M or delegated. */
 static unsigned long exceptions(unsigned long arg)
 {
@@ -105,6 +141,7 @@ static unsigned long exceptions(unsigned long arg)
     CHECK_TRAP(do_ebreak(), CAUSE_BREAKPOINT);
     CHECK_TRAP(do_illegal(), CAUSE_ILLEGAL_INSN);
     CHECK_TRAP(do_bad_load(), CAUSE_LOAD_ACCESS);
+    held_call_then_fault(arg);
     return compute(arg);
 }
 
