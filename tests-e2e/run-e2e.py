@@ -195,6 +195,39 @@ def join_files(out, parts):
                 shutil.copyfileobj(p, f)
 
 
+def migrate_source(p):
+    """
+    Migrate QEMU p (its HMP monitor on stdin and stdout) to vm.state and
+    quit it; returns what the monitor printed.  HMP's migrate may return
+    while the run state is still finish-migrate (the migration completed,
+    the state not yet changed), so the status is asked again until it is
+    postmigrate, for up to a minute.
+    """
+    out = []
+    deadline = time.monotonic() + 60
+    try:
+        p.stdin.write('migrate "exec:cat > vm.state"\n')
+        while True:
+            p.stdin.write('info status\n')
+            p.stdin.flush()
+            status = ''
+            while not status:
+                line = p.stdout.readline()
+                if not line:
+                    break               # QEMU ended
+                out.append(line)
+                if 'VM status' in line:
+                    status = line
+            if ('postmigrate' in status or not status or
+                    time.monotonic() > deadline):
+                break
+            time.sleep(0.1)
+    except BrokenPipeError:
+        pass
+    rest, _ = p.communicate('quit\n', timeout=QEMU_TIMEOUT)
+    return ''.join(out) + rest
+
+
 def run_migrated(args):
     """
     The guest's run on two QEMUs, migrated after args.migrate_after
@@ -208,8 +241,7 @@ def run_migrated(args):
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True)
     time.sleep(args.migrate_after)
-    out, _ = p.communicate('migrate "exec:cat > vm.state"\ninfo status\n'
-                           'quit\n', timeout=QEMU_TIMEOUT)
+    out = migrate_source(p)
     with open('monitor-a.txt', 'w') as f:
         f.write(out)
     with open('serial-a.txt') as f:
