@@ -90,8 +90,9 @@ typedef ETracePackedBlock RISCVTraceRecord;
  * (trace_ingress_translate.c.inc): its units stay in the run's when it
  * vanishes.  Held alone, it stores its record at trace_ptr at once,
  * which stays there until the run ends: a run record covers it if a
- * branch followed, else it is taken as it is.  Where it can not be held
- * it goes whole, and the map becomes RISCV_TRACE_RUN_NONE, not
+ * branch followed, else it is taken as it is.  Where units keep it from
+ * being held (a block is held alone already, or the limit), the run ends
+ * and it goes whole, and the map becomes RISCV_TRACE_RUN_NONE, not
  * RISCV_TRACE_RUN_WHOLE: the next block may be held.  A held block is
  * one with newest.info non-zero (trace_run_end() clears it).
  *
