@@ -143,6 +143,7 @@ struct ETraceEncoder {
     ETraceBlock pending;
 
     bool ret_since_call;
+    bool ret_since_sync;    /* an implicit return since the last format 3 */
     bool cur_mispredicted;
     bool prev_updiscon;
     bool prev_ret_miss;     /* return stack misprediction to report */
@@ -553,6 +554,7 @@ static void sync_reset(ETraceEncoder *e)
     }
     e->calls.depth = 0;
     e->ret_since_call = false;
+    e->ret_since_sync = false;
     e->branch_since_ret = false;
     e->resync_start = *e->resync_units;
     set_resync_fast_end(e);
@@ -869,6 +871,32 @@ static bool resync_here(const ETraceEncoder *e)
 }
 
 /*
+ * An implicit return since the last format 3, and no branch since the
+ * last one: a decoder walking to a reported address (or a format 3's)
+ * may meet that address in a call it has already returned from, at the
+ * same depth and with no outcome left to tell the two apart: a
+ * function called twice with no branch in between.  6.6.3 reports the
+ * depth, which is the same in both calls, so only a packet before the
+ * second call would help; a resync waits until a branch (or a format 3
+ * for another reason) makes the walk unambiguous again.
+ */
+static bool walk_may_revisit(const ETraceEncoder *e)
+{
+    return e->ret_since_sync && !e->branch_since_ret;
+}
+
+/* walk_may_revisit() once c, followed by succ, has retired */
+static bool walk_may_revisit_after(const ETraceEncoder *e, const Insn *cur,
+                                   const Next *succ)
+{
+    if ((insn_action(e, cur, false) & ACT_RETURN) &&
+        return_predicted(e, succ->traced, succ->addr)) {
+        return true;
+    }
+    return !is_branch_itype(cur->itype) && walk_may_revisit(e);
+}
+
+/*
  * After an instruction with action act (a call: returning to
  * return_addr): calls and returns (3.2.5), and whether it leaves an
  * uninferable discontinuity for the next one to report.  The general and
@@ -890,6 +918,7 @@ static inline void after_insn(ETraceEncoder *e, unsigned act,
             etrace_callstack_pop(&e->calls);
             e->prev_implicit_ret = true;
             e->ret_since_call = true;
+            e->ret_since_sync = true;
             e->branch_since_ret = false;
         } else {
             /* the stack predicted elsewhere: report with the depth */
@@ -914,15 +943,20 @@ static void update_after(ETraceEncoder *e, const Insn *cur, const Next *succ,
          * the report of the jump target when c is an uninferable jump.
          */
         e->sync_next = resync_due(e) && !succ->anonymous &&
-                       (!e->branches || e->prev_updiscon);
+                       (!e->branches || e->prev_updiscon) &&
+                       !walk_may_revisit(e);
     }
 }
 
 /* One instruction through figure 8.1. */
 static void evaluate(ETraceEncoder *e, const Insn *cur, const Next *succ)
 {
-    /* a resync needs the addresses of c (with branches) and of the next */
-    bool sync_point = cur->last && !succ->anonymous;
+    /*
+     * a resync needs the addresses of c (with branches) and of the next,
+     * and a walk to them that cannot stop early
+     */
+    bool sync_point = cur->last && !succ->anonymous &&
+                      !walk_may_revisit_after(e, cur, succ);
     bool due = sync_point && !cur->anonymous && resync_due(e);
     bool ctx_sync = cur->ctype == CTYPE_PRECISE || cur->ctype == CTYPE_ASYNC;
     /* a format 3 follows the address packet this instruction may send */
@@ -1395,6 +1429,7 @@ QuietOutcome quiet_step(ETraceEncoder *e, unsigned act, uint64_t next,
         }
         etrace_callstack_pop(&e->calls);
         e->ret_since_call = true;
+        e->ret_since_sync = true;
         e->branch_since_ret = false;
         /* unless b's first instruction comes after the return */
         implicit_ret = single;
@@ -2184,6 +2219,7 @@ bool quiet_call_or_return(ETraceEncoder *e, unsigned act, uint64_t link,
         return false;
     }
     etrace_callstack_pop(&e->calls);
+    e->ret_since_sync = true;
     *ret_since_call = true;
     *branch_since_ret = false;
     return true;
