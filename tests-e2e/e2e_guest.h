@@ -21,6 +21,12 @@
 /* Free RAM after the program (tests-tcg/lib/link.ld): trace buffers. */
 extern uint8_t __heap_start[];
 
+/*
+ * The random guest's program (gen-random-guest.py, e2e_random.c): every
+ * function once from seed; returns its pseudo-random state.
+ */
+unsigned long rp_run(unsigned long seed);
+
 /* The workload guest's hook (tests-tcg/bench/workloads.c, e2e_save.c). */
 void e2e_save_trace(const uint8_t *buf, unsigned long size,
                     unsigned long wp, bool wrapped);

@@ -17,9 +17,6 @@
 #include "rvtest.h"
 #include "e2e_guest.h"
 
-/* The generated program */
-unsigned long rp_run(unsigned long seed);
-
 /* Whether the program runs in M (it accesses mtval only then) */
 volatile int rp_in_m;
 

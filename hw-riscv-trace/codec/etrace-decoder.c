@@ -123,6 +123,8 @@ struct ETraceDecoder {
     /* stopped at an address that may recur before the real stop (6.6.2) */
     bool inferred;
     Target inferred_target;
+    /* 2.0: a trap came before its handler retired; its format 3.0 next */
+    bool trap_before_handler;
 
     /* implicit return: the call stack and its storage */
     ETraceCallStack calls;
@@ -1089,6 +1091,7 @@ static bool sync_packet(ETraceDecoder *d, const ETracePacket *pkt)
     if (trap && d->p.arch == ETRACE_ARCH_2_0 && !pkt->thaddr) {
         /* 2.0: the handler trapped before retiring anything */
         trap_event(d, pkt, pkt->address & d->addr_mask, false);
+        d->trap_before_handler = true;
         return true;
     }
     t.sync = true;
@@ -1112,7 +1115,15 @@ static bool sync_packet(ETraceDecoder *d, const ETracePacket *pkt)
         trap_event(d, pkt, t.addr, true);
     }
     d->context = pkt->context;
-    resync = d->synced && !trap;
+    /*
+     * After a trap that came before its handler retired, the format 3.0
+     * is the handler's first instruction: the instruction before the
+     * trap was the last one reported (an uninferable jump, 2.0's thaddr),
+     * and its target, the EPC, did not retire.  Nothing to walk: were
+     * the jump a return, the walk would take the return stack's target.
+     */
+    resync = d->synced && !trap && !d->trap_before_handler;
+    d->trap_before_handler = false;
     if (resync) {
         /*
          * A resync or privilege change: follow the path up to it.  After
