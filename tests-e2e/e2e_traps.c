@@ -128,6 +128,42 @@ static void held_call_then_fault(unsigned long arg)
     }
 }
 
+/*
+ * A function called twice with no branch in between, the second call
+ * faulting after the instruction both calls retire: with implicit
+ * return the decoder, walking to that instruction, meets it first in the
+ * earlier call at the same depth (the encoder reports the second call
+ * with notify).  e2e_load_twice (a0 ok, a1 bad): e2e_touch() of each.
+ */
+asm(".pushsection .text\n"
+    "e2e_touch:\n"
+    "    addi t1, t1, 1\n"
+    "    lw t0, 0(a0)\n"
+    "    ret\n"
+    "e2e_load_twice:\n"
+    "    mv t2, ra\n"
+    "    mv t3, a1\n"
+    "    call e2e_touch\n"
+    "    mv a0, t3\n"
+    "    call e2e_touch\n"
+    "    jr t2\n"
+    ".popsection");
+
+static void repeated_call_then_fault(void)
+{
+    static uint32_t word;
+
+    rv_trap_expect();
+    asm volatile("mv a0, %0\n\t"
+                 "li a1, 16\n\t"          /* no memory there */
+                 "call e2e_load_twice"
+                 : : "r"(&word)
+                 : "a0", "a1", "t0", "t1", "t2", "t3", "ra", "memory");
+    rv_check_eq(rv_trap_cause(), CAUSE_LOAD_ACCESS,
+                "e2e_load_twice() traps with", "CAUSE_LOAD_ACCESS",
+                __FILE__, __LINE__);
+}
+
 /* Exceptions of the current mode; they are taken in M or delegated. */
 static unsigned long exceptions(unsigned long arg)
 {
@@ -142,6 +178,7 @@ static unsigned long exceptions(unsigned long arg)
     CHECK_TRAP(do_illegal(), CAUSE_ILLEGAL_INSN);
     CHECK_TRAP(do_bad_load(), CAUSE_LOAD_ACCESS);
     held_call_then_fault(arg);
+    repeated_call_then_fault();
     return compute(arg);
 }
 

@@ -460,7 +460,11 @@ static void test_depth_report(void)
     g_assert_cmpuint(pkt->irdepth, ==, 2);
     h_free(h);
 
-    /* A call after the return: the decoder stops in the innermost. */
+    /*
+     * A call after the return, with no branch in between, is reported
+     * with notify (the code it calls may have run in the call that
+     * returned); from it the decoder stops in the innermost call.
+     */
     h = h_new(64, ETRACE_ARCH_1_1);
     h_start(h, (ETraceOptions){ .implicit_return = ETRACE_IR_CALL_COUNTER });
     blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_INFERABLE_CALL);
@@ -469,7 +473,23 @@ static void test_depth_report(void)
     blk(h, 0x2008, 0x200c, 4, RISCV_ITYPE_INFERABLE_CALL);
     blk(h, 0x5000, 0x5004, 4, RISCV_ITYPE_NONE);
     trap(h, RISCV_ITYPE_INTERRUPT, 7, 0, 0x5008);
-    expect_addr(h, 2, 2, 0x5004);
+    expect_addr(h, 2, 2, 0x200c);
+    expect_flags(h, 2, true, false, false);
+    expect_addr(h, 3, 2, 0x5004);
+    expect_flags(h, 3, false, false, false);
+    h_free(h);
+
+    /* The same with a branch between the return and the call: no notify */
+    h = h_new(64, ETRACE_ARCH_1_1);
+    h_start(h, (ETraceOptions){ .implicit_return = ETRACE_IR_CALL_COUNTER });
+    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x2000, 0x2004, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x3000, 0x3002, 2, RISCV_ITYPE_RETURN);
+    blk(h, 0x2008, 0x2008, 2, RISCV_ITYPE_NOT_TAKEN_BRANCH);
+    blk(h, 0x200a, 0x200c, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x5000, 0x5004, 4, RISCV_ITYPE_NONE);
+    trap(h, RISCV_ITYPE_INTERRUPT, 7, 0, 0x5008);
+    expect_addr(h, 2, 1, 0x5004);
     expect_flags(h, 2, false, false, false);
     h_free(h);
 

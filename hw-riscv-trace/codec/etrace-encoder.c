@@ -143,7 +143,7 @@ struct ETraceEncoder {
     ETraceBlock pending;
 
     bool ret_since_call;
-    bool ret_since_sync;    /* an implicit return since the last format 3 */
+    bool ret_since_report;  /* an implicit return since the last address */
     bool cur_mispredicted;
     bool prev_updiscon;
     bool prev_ret_miss;     /* return stack misprediction to report */
@@ -554,7 +554,7 @@ static void sync_reset(ETraceEncoder *e)
     }
     e->calls.depth = 0;
     e->ret_since_call = false;
-    e->ret_since_sync = false;
+    e->ret_since_report = false;
     e->branch_since_ret = false;
     e->resync_start = *e->resync_units;
     set_resync_fast_end(e);
@@ -727,6 +727,7 @@ bool send_address(ETraceEncoder *e, uint64_t addr, Reason why,
     }
     clear_branches(e);
     e->last_addr = addr;
+    e->ret_since_report = false;
     e->last_report_updiscon = why == REASON_UPDISCON;
     e->ambiguous_report = why == REASON_UPDISCON && !updiscon;
     return updiscon;        /* exact: the decoder will stop right there */
@@ -871,29 +872,26 @@ static bool resync_here(const ETraceEncoder *e)
 }
 
 /*
- * An implicit return since the last format 3, and no branch since the
- * last one: a decoder walking to a reported address (or a format 3's)
- * may meet that address in a call it has already returned from, at the
- * same depth and with no outcome left to tell the two apart: a
- * function called twice with no branch in between.  6.6.3 reports the
- * depth, which is the same in both calls, so only a packet before the
- * second call would help; a resync waits until a branch (or a format 3
- * for another reason) makes the walk unambiguous again.
+ * An implicit return since the last reported address (or format 3), and
+ * no branch since the last one.  A decoder walks from the last reported
+ * address to the next one and stops at its first occurrence with no
+ * branch outcome left.  A function called again after a return, with no
+ * branch in between, visits its addresses a second time at the same
+ * depth, which 6.6.3's irdepth cannot tell apart: a report there (the
+ * last instruction before a trap, a resync) would stop the decoder in
+ * the earlier call.  So such a call is reported itself, with notify
+ * (6.6.2 case 4: the decoder stops at its first occurrence, which is
+ * this one, as no address can recur before a call made in this state).
  */
 static bool walk_may_revisit(const ETraceEncoder *e)
 {
-    return e->ret_since_sync && !e->branch_since_ret;
+    return e->ret_since_report && !e->branch_since_ret;
 }
 
-/* walk_may_revisit() once c, followed by succ, has retired */
-static bool walk_may_revisit_after(const ETraceEncoder *e, const Insn *cur,
-                                   const Next *succ)
+/* Whether c, with action act, is such a call (see walk_may_revisit()) */
+static bool call_to_pin(const ETraceEncoder *e, unsigned act)
 {
-    if ((insn_action(e, cur, false) & ACT_RETURN) &&
-        return_predicted(e, succ->traced, succ->addr)) {
-        return true;
-    }
-    return !is_branch_itype(cur->itype) && walk_may_revisit(e);
+    return (act & ACT_PUSH) && walk_may_revisit(e);
 }
 
 /*
@@ -918,7 +916,7 @@ static inline void after_insn(ETraceEncoder *e, unsigned act,
             etrace_callstack_pop(&e->calls);
             e->prev_implicit_ret = true;
             e->ret_since_call = true;
-            e->ret_since_sync = true;
+            e->ret_since_report = true;
             e->branch_since_ret = false;
         } else {
             /* the stack predicted elsewhere: report with the depth */
@@ -943,20 +941,15 @@ static void update_after(ETraceEncoder *e, const Insn *cur, const Next *succ,
          * the report of the jump target when c is an uninferable jump.
          */
         e->sync_next = resync_due(e) && !succ->anonymous &&
-                       (!e->branches || e->prev_updiscon) &&
-                       !walk_may_revisit(e);
+                       (!e->branches || e->prev_updiscon);
     }
 }
 
 /* One instruction through figure 8.1. */
 static void evaluate(ETraceEncoder *e, const Insn *cur, const Next *succ)
 {
-    /*
-     * a resync needs the addresses of c (with branches) and of the next,
-     * and a walk to them that cannot stop early
-     */
-    bool sync_point = cur->last && !succ->anonymous &&
-                      !walk_may_revisit_after(e, cur, succ);
+    /* a resync needs the addresses of c (with branches) and of the next */
+    bool sync_point = cur->last && !succ->anonymous;
     bool due = sync_point && !cur->anonymous && resync_due(e);
     bool ctx_sync = cur->ctype == CTYPE_PRECISE || cur->ctype == CTYPE_ASYNC;
     /* a format 3 follows the address packet this instruction may send */
@@ -1007,7 +1000,7 @@ static void evaluate(ETraceEncoder *e, const Insn *cur, const Next *succ)
     } else if (e->prev_updiscon) {
         exact = send_address(e, cur->addr, REASON_UPDISCON,
                              next_f3 || e->sync_next, !succ->traced);
-    } else if (cur->notify) {
+    } else if (cur->notify || call_to_pin(e, insn_action(e, cur, false))) {
         send_address(e, cur->addr, REASON_NOTIFY, next_f3, !succ->traced);
     } else if ((due && e->branches && !updiscon) ||
                next_forces || branch_count_full(e)) {
@@ -1323,6 +1316,8 @@ bool report_pending(ETraceEncoder *e, uint64_t next, bool single,
     }
     if (e->prev_updiscon) {
         send_address(e, pending_addr(e), REASON_UPDISCON, false, false);
+    } else if (call_to_pin(e, act)) {
+        send_address(e, pending_addr(e), REASON_NOTIFY, false, false);
     }
     after_insn(e, act, pending_end(e), true, next);
     e->prev_context = pending->context;
@@ -1421,6 +1416,9 @@ QuietOutcome quiet_step(ETraceEncoder *e, unsigned act, uint64_t next,
             return QUIET_MAP;
         }
     } else if (act & ACT_PUSH) {
+        if (call_to_pin(e, act)) {
+            return QUIET_REPORT;    /* a packet after all */
+        }
         etrace_callstack_push(&e->calls, pending_end(e));
         e->ret_since_call = false;
     } else if (act & ACT_RETURN) {
@@ -1429,7 +1427,7 @@ QuietOutcome quiet_step(ETraceEncoder *e, unsigned act, uint64_t next,
         }
         etrace_callstack_pop(&e->calls);
         e->ret_since_call = true;
-        e->ret_since_sync = true;
+        e->ret_since_report = true;
         e->branch_since_ret = false;
         /* unless b's first instruction comes after the return */
         implicit_ret = single;
@@ -2203,7 +2201,8 @@ static inline unsigned join_quiet_run_branches(RunBranches *rb,
  * ACT_RETURN), before a block at next: quiet_step()'s (3.2.5), with the
  * flags it changes in locals; a call returns to link.  False, with
  * nothing changed, for a return the counter or the stack does not
- * predict: the general path reports it.
+ * predict and for a call to pin (call_to_pin()): the general path
+ * reports them.
  */
 static inline __attribute__((always_inline))
 bool quiet_call_or_return(ETraceEncoder *e, unsigned act, uint64_t link,
@@ -2211,6 +2210,9 @@ bool quiet_call_or_return(ETraceEncoder *e, unsigned act, uint64_t link,
                           bool *branch_since_ret)
 {
     if (act & ACT_PUSH) {
+        if (e->ret_since_report && !*branch_since_ret) {
+            return false;       /* call_to_pin() */
+        }
         etrace_callstack_push(&e->calls, link);
         *ret_since_call = false;
         return true;
@@ -2219,7 +2221,7 @@ bool quiet_call_or_return(ETraceEncoder *e, unsigned act, uint64_t link,
         return false;
     }
     etrace_callstack_pop(&e->calls);
-    e->ret_since_sync = true;
+    e->ret_since_report = true;
     *ret_since_call = true;
     *branch_since_ret = false;
     return true;
