@@ -1485,11 +1485,18 @@ int main(int argc, char **argv)
         { 64, ETRACE_ARCH_2_0, false, false, 1, 4000, 351 },
         { 32, ETRACE_ARCH_2_0, false, false, 1, 4000, 245 },
         { 32, ETRACE_ARCH_2_0, false, false, 1, 4000, 357 },
+        /*
+         * a call of the next instruction (its return lands in the code
+         * it just ran) with implicit return, then a resync: a format 3
+         * has no depth, so the decoder met its address in the call
+         */
+        { 64, ETRACE_ARCH_1_1, false, true, 1, 4000, 188 },
     };
     static const char *const names[] = {
         "rv64", "rv32", "rv64-filter", "rv32-filter", "rv64-lost",
         "rv32-lost", "rv64-arch2", "rv32-arch2", "rv64-arch2-trap-return",
         "rv32-arch2-trap-return", "rv32-arch2-trap-return-2",
+        "rv64-lost-call-next",
     };
 
     g_test_init(&argc, &argv, NULL);

@@ -144,6 +144,7 @@ struct ETraceEncoder {
 
     bool ret_since_call;
     bool ret_since_report;  /* an implicit return since the last address */
+    bool ret_since_sync;    /* ... since the last format 3 */
     bool cur_mispredicted;
     bool prev_updiscon;
     bool prev_ret_miss;     /* return stack misprediction to report */
@@ -555,6 +556,7 @@ static void sync_reset(ETraceEncoder *e)
     e->calls.depth = 0;
     e->ret_since_call = false;
     e->ret_since_report = false;
+    e->ret_since_sync = false;
     e->branch_since_ret = false;
     e->resync_start = *e->resync_units;
     set_resync_fast_end(e);
@@ -888,6 +890,28 @@ static bool walk_may_revisit(const ETraceEncoder *e)
     return e->ret_since_report && !e->branch_since_ret;
 }
 
+/*
+ * A format 3 has no irdepth: after an implicit return since the last
+ * format 3 and no branch since, its address may also be met at another
+ * depth (a call of the next instruction, a recursion unwinding), so a
+ * resync waits for a branch.
+ */
+static bool sync_may_revisit(const ETraceEncoder *e)
+{
+    return e->ret_since_sync && !e->branch_since_ret;
+}
+
+/* sync_may_revisit() once c, followed by succ, has retired */
+static bool sync_may_revisit_after(const ETraceEncoder *e, const Insn *cur,
+                                   const Next *succ)
+{
+    if ((insn_action(e, cur, false) & ACT_RETURN) &&
+        return_predicted(e, succ->traced, succ->addr)) {
+        return true;
+    }
+    return !is_branch_itype(cur->itype) && sync_may_revisit(e);
+}
+
 /* Whether c, with action act, is such a call (see walk_may_revisit()) */
 static bool call_to_pin(const ETraceEncoder *e, unsigned act)
 {
@@ -917,6 +941,7 @@ static inline void after_insn(ETraceEncoder *e, unsigned act,
             e->prev_implicit_ret = true;
             e->ret_since_call = true;
             e->ret_since_report = true;
+            e->ret_since_sync = true;
             e->branch_since_ret = false;
         } else {
             /* the stack predicted elsewhere: report with the depth */
@@ -941,15 +966,20 @@ static void update_after(ETraceEncoder *e, const Insn *cur, const Next *succ,
          * the report of the jump target when c is an uninferable jump.
          */
         e->sync_next = resync_due(e) && !succ->anonymous &&
-                       (!e->branches || e->prev_updiscon);
+                       (!e->branches || e->prev_updiscon) &&
+                       !sync_may_revisit(e);
     }
 }
 
 /* One instruction through figure 8.1. */
 static void evaluate(ETraceEncoder *e, const Insn *cur, const Next *succ)
 {
-    /* a resync needs the addresses of c (with branches) and of the next */
-    bool sync_point = cur->last && !succ->anonymous;
+    /*
+     * a resync needs the addresses of c (with branches) and of the next,
+     * and a walk to them that cannot stop early
+     */
+    bool sync_point = cur->last && !succ->anonymous &&
+                      !sync_may_revisit_after(e, cur, succ);
     bool due = sync_point && !cur->anonymous && resync_due(e);
     bool ctx_sync = cur->ctype == CTYPE_PRECISE || cur->ctype == CTYPE_ASYNC;
     /* a format 3 follows the address packet this instruction may send */
@@ -1428,6 +1458,7 @@ QuietOutcome quiet_step(ETraceEncoder *e, unsigned act, uint64_t next,
         etrace_callstack_pop(&e->calls);
         e->ret_since_call = true;
         e->ret_since_report = true;
+        e->ret_since_sync = true;
         e->branch_since_ret = false;
         /* unless b's first instruction comes after the return */
         implicit_ret = single;
@@ -2222,6 +2253,7 @@ bool quiet_call_or_return(ETraceEncoder *e, unsigned act, uint64_t link,
     }
     etrace_callstack_pop(&e->calls);
     e->ret_since_report = true;
+    e->ret_since_sync = true;
     *ret_since_call = true;
     *branch_since_ret = false;
     return true;
