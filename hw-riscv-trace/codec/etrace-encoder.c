@@ -883,11 +883,19 @@ static bool resync_here(const ETraceEncoder *e)
  * last instruction before a trap, a resync) would stop the decoder in
  * the earlier call.  So such a call is reported itself, with notify
  * (6.6.2 case 4: the decoder stops at its first occurrence, which is
- * this one, as no address can recur before a call made in this state).
+ * this one, as no address can recur at the same depth before a call made
+ * in this state).
  */
 static bool walk_may_revisit(const ETraceEncoder *e)
 {
     return e->ret_since_report && !e->branch_since_ret;
+}
+
+/* An implicit return: walk_may_revisit() and sync_may_revisit() count it */
+static inline void note_implicit_return(ETraceEncoder *e)
+{
+    e->ret_since_report = true;
+    e->ret_since_sync = true;
 }
 
 /*
@@ -940,8 +948,7 @@ static inline void after_insn(ETraceEncoder *e, unsigned act,
             etrace_callstack_pop(&e->calls);
             e->prev_implicit_ret = true;
             e->ret_since_call = true;
-            e->ret_since_report = true;
-            e->ret_since_sync = true;
+            note_implicit_return(e);
             e->branch_since_ret = false;
         } else {
             /* the stack predicted elsewhere: report with the depth */
@@ -1457,8 +1464,7 @@ QuietOutcome quiet_step(ETraceEncoder *e, unsigned act, uint64_t next,
         }
         etrace_callstack_pop(&e->calls);
         e->ret_since_call = true;
-        e->ret_since_report = true;
-        e->ret_since_sync = true;
+        note_implicit_return(e);
         e->branch_since_ret = false;
         /* unless b's first instruction comes after the return */
         implicit_ret = single;
@@ -2252,8 +2258,7 @@ bool quiet_call_or_return(ETraceEncoder *e, unsigned act, uint64_t link,
         return false;
     }
     etrace_callstack_pop(&e->calls);
-    e->ret_since_report = true;
-    e->ret_since_sync = true;
+    note_implicit_return(e);
     *ret_since_call = true;
     *branch_since_ret = false;
     return true;
