@@ -478,7 +478,11 @@ static bool reported_target(ETraceDecoder *d, const Target *t,
  * Could this return be implicit?  Follow its predicted target without
  * outcomes (none is left): it could if that reaches the reported address
  * or another return at the reported depth before anything that would
- * have needed an outcome or an address of its own.
+ * have needed an outcome or an address of its own.  Past a call, only
+ * the reported address counts: after a predicted return with no branch
+ * since, the encoder reports a call with notify (it repeats code at the
+ * same depth) before any later address, so the return that failed is
+ * not beyond it.
  */
 static bool implicit_possible(ETraceDecoder *d, const Target *t)
 {
@@ -489,6 +493,7 @@ static bool implicit_possible(ETraceDecoder *d, const Target *t)
     bool prev_const = false;
     unsigned const_reg = 0;
     uint64_t const_value = 0;
+    bool called = false;
 
     for (unsigned n = 0; n < LOOKAHEAD_STEPS; n++) {
         const DecInsn *di = peek(d, pc);
@@ -508,7 +513,7 @@ static bool implicit_possible(ETraceDecoder *d, const Target *t)
         case KIND_INDIRECT:
             if (d->opt.sijump && prev_const && const_reg == di->reg) {
                 next = (const_value + di->imm) & ~(uint64_t)1;
-            } else if (di->ret && depth + ncalls == t->irdepth) {
+            } else if (di->ret && depth + ncalls == t->irdepth && !called) {
                 return true;    /* the return that failed may be this one */
             } else if (di->ret && ncalls) {
                 next = calls[--ncalls];
@@ -529,6 +534,7 @@ static bool implicit_possible(ETraceDecoder *d, const Target *t)
                 return false;
             }
             calls[ncalls++] = (pc + di->len) & d->addr_mask;
+            called = true;
         }
         prev_const = di->kind == KIND_CONSTANT;
         if (prev_const) {
