@@ -249,7 +249,9 @@ class Gen:
         as the callee, then (its return landing there, with no branch in
         between) as the caller, at the depth below.  The second return
         goes past it, to an address chosen without a branch."""
-        body, c = self.alu(self.r.randrange(1, 8), WORK[:9])
+        # t4, t5 and t6 choose the second return's address: not the body's
+        body, c = self.alu(self.r.randrange(1, 8),
+                           [reg for reg in WORK if reg != 't4'])
         again, after = self.new_label('cn'), self.new_label('cnx')
         out = ['la t6, %s' % after, 'REG_S t6, %d(sp)' % ((FRAME_SLOTS + 1) * 8),
                'li t5, 0', 'call %s' % again, '%s:' % again,
