@@ -37,7 +37,8 @@
 #   repeats the support packet after each format 3 packet;
 # - the static configuration (iaddress_width_p 64 or 32, ...: the
 #   discovery registers say it), and an objdump whose data in .text the
-#   models' ELF reader accepts (".word" as unimp, ".2byte" as c.unimp).
+#   models' ELF reader accepts (".word" as unimp, ".2byte" and ".short" as
+#   c.unimp).
 #
 # The models implement the baseline algorithm only, and the cases use
 # what they implement.  Not compared, as the models can not read them:
@@ -75,7 +76,7 @@ cat > "$work/toolchain/bin/riscv64-unknown-elf-objdump" <<EOF
 #!/bin/sh
 "$(command -v "$objdump")" "\$@" |
     sed -e 's/\t\.word\t.*/\tunimp/' -e 's/\t\.2byte\t.*/\tc.unimp/' \
-        -e '/\t\.[48]\?byte\t/d'
+        -e 's/\t\.short\t.*/\tc.unimp/' -e '/\t\.[48]\?byte\t/d'
 EOF
 chmod +x "$work/toolchain/bin/riscv64-unknown-elf-objdump"
 export RISCV_TOOLCHAIN=$work/toolchain
@@ -250,6 +251,11 @@ cases=(
     "data-rv32 workloads 32 work=sort_iters=1_trace=0_data=2"
     "data-addresses workloads 64 work=coremark_iters=1_trace=0_data=3"
     "data-addresses-traps traps 64 rounds=1_trace=0_data=3"
+    "random-2 random-2 64 rounds=6_modes=1_irq=200_seed=2_trace=0"
+    "random-2-resync random-2 64 rounds=6_modes=1_irq=200_seed=2_trace=0_syncmode=3_syncmax=1"
+    "random-4-rv32 random-4 32 rounds=6_modes=1_irq=200_seed=4_trace=0"
+    "random-8-link-regs random-8 64 rounds=6_modes=1_irq=200_seed=8_trace=0"
+    "data-random-4-rv32 random-4 32 rounds=6_modes=1_irq=200_seed=4_trace=0_data=3_bufsize=8388608"
 )
 failed=0
 for c in "${cases[@]}"; do

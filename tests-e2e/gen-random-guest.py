@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate a random program for the end-to-end trace tests.
 
-    gen-random-guest.py SEED OUTPUT.S [--call-next]
+    gen-random-guest.py SEED OUTPUT.S [--call-next] [--link-regs]
 
 The program (assembly for gcc's preprocessor, RV32 or RV64) is a set of
 functions rp_f0 .. rp_fN with random control flow: conditional branches
@@ -29,6 +29,13 @@ rp_in_m is set: the guest also runs the program in S and U.
 runs as the callee, then again as the caller when the return lands
 there, at the depth below), without changing the programs of other
 seeds without it.
+
+--link-regs adds the transfers of section 4.1.1 of the E-trace draft
+that ra-only code never has: calls through x5 (jal t0, jalr t0 from
+another register and from t0 itself) returned from by jr t0, c.jr t0 or
+jalr with a destination that is not a link register, a jalr ra, 0(ra)
+call, and the co-routine swaps jalr ra, 0(t0), c.jalr t0 and
+jalr t0, 0(ra).  Also without changing other seeds' programs.
 """
 import random
 import sys
@@ -42,9 +49,10 @@ LONG_CODE = 3           # straight-line runs longer than a TB, per program
 
 
 class Gen:
-    def __init__(self, seed, call_next=False):
+    def __init__(self, seed, call_next=False, link_regs=False):
         self.r = random.Random(seed)
         self.call_next = call_next
+        self.link_regs = link_regs
         self.label = 0
         self.cost = {}          # function index -> worst-case cost
         self.data = []          # tables (.rodata lines)
@@ -119,6 +127,8 @@ class Gen:
             kinds += ['rec', 'csr', 'long']
             if self.call_next:
                 kinds.append('callnext')
+        if self.link_regs:
+            kinds += ['linkcall', 'swap']
         kind = r.choice(kinds)
         if kind == 'alu':
             return self.alu(r.randrange(1, 9))
@@ -150,6 +160,10 @@ class Gen:
             return self.stmt_icall(fn, budget)
         if kind == 'callnext':
             return self.stmt_callnext()
+        if kind == 'linkcall':
+            return self.stmt_linkcall()
+        if kind == 'swap':
+            return self.stmt_swap()
         if kind == 'rec':
             if budget < 400:
                 return self.alu(2)
@@ -174,8 +188,10 @@ class Gen:
     def block(self, fn, depth, budget):
         out, cost = [], 0
         for _ in range(self.r.randrange(1, 6)):
+            tables = len(self.data)
             lines, c = self.stmt(fn, depth, budget - cost)
             if cost + c > budget:
+                del self.data[tables:]      # their labels are not emitted
                 break
             out += lines
             cost += c
@@ -261,6 +277,55 @@ class Gen:
                'addi t4, t5, -1',      # 0 the first time, all ones then
                'and t6, t6, t4', 'add ra, ra, t6', 'ret', '%s:' % after]
         return out, 2 * (c + 7) + 4
+
+    def leaf(self):
+        """Straight-line code that keeps t0 and ra (the link registers)"""
+        return self.alu(self.r.randrange(1, 6),
+                        [reg for reg in WORK if reg != 't0'])
+
+    @staticmethod
+    def norvc(insn):
+        """insn in its 32-bit encoding, which the assembler would compress"""
+        return ['.option push', '.option norvc', insn, '.option pop']
+
+    def stmt_linkcall(self):
+        """A call of code in this function through a link register (4.1.1:
+        x5 in every form, and jalr ra, 0(ra)), and its return"""
+        r = self.r
+        body, after = self.new_label('lk'), self.new_label('lkx')
+        link = r.choice(['t0', 't0', 't0', 'ra'])
+        if link == 'ra':
+            # rd == rs1 == x1: a call; the function reloads ra at its end
+            call = ['la ra, %s' % body, 'jalr ra, 0(ra)']
+        else:
+            call = r.choice([['jal t0, %s' % body],
+                             ['la t1, %s' % body, 'jalr t0, 0(t1)'],
+                             ['la t0, %s' % body, 'jalr t0, 0(t0)']])
+        # returns: rs1 a link register, rd none (c.jr too), or t1
+        ret = r.choice([['jr %s' % link], self.norvc('jalr zero, 0(%s)' % link),
+                        ['jalr t1, 0(%s)' % link]])
+        code, c = self.leaf()
+        return call + ['j %s' % after, '%s:' % body] + code + ret + \
+            ['%s:' % after], len(call) + 2 + c + 1
+
+    def stmt_swap(self):
+        """Two co-routines of this function that swap with jalr ra, 0(t0),
+        c.jalr t0 (the same) or jalr t0, 0(ra): the first is entered by a
+        call through the one link register, the swap goes back to it with
+        the other, and its return through that one comes after the swap."""
+        r = self.r
+        first, second = self.new_label('co'), self.new_label('cs')
+        code1, c1 = self.leaf()
+        code2, c2 = self.leaf()
+        if r.randrange(3):
+            # t0 links to the first, ra to the second
+            call, ret = 'jal t0, %s' % second, 'jr ra'
+            swap = r.choice([self.norvc('jalr ra, 0(t0)'), ['jalr t0']])
+        else:
+            call, ret = 'jal ra, %s' % second, 'jr t0'
+            swap = ['jalr t0, 0(ra)']
+        return [call, '%s:' % first] + code1 + [ret, '%s:' % second] + \
+            code2 + swap, c1 + c2 + 3
 
     def stmt_mem(self):
         r = self.r
@@ -353,7 +418,8 @@ class Gen:
 
 def main():
     seed, output = int(sys.argv[1]), sys.argv[2]
-    lines = Gen(seed, '--call-next' in sys.argv[3:]).program()
+    lines = Gen(seed, '--call-next' in sys.argv[3:],
+                '--link-regs' in sys.argv[3:]).program()
     with open(output, 'w') as f:
         f.write('/* generated by gen-random-guest.py %d */\n' % seed)
         for line in lines:

@@ -878,7 +878,12 @@ static bool walk(ETraceDecoder *d, const Target *t)
                 emit(d);
                 continue;
             }
-            if (t->notify) {
+            /*
+             * A notify report before a trap, a resync or the end carries
+             * the depth too (6.6.3): after an implicit return the same
+             * address may have come first in the call that return left.
+             */
+            if (t->notify && (!t->irreport || t->irdepth == d->calls.depth)) {
                 ETraceDecEvent ev;
 
                 emit(d);
