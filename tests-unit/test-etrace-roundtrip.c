@@ -1517,12 +1517,22 @@ int main(int argc, char **argv)
          * (found with RT_FIRST=400 RT_PROGRAMS=600)
          */
         { 32, ETRACE_ARCH_1_1, false, true, 1, 4000, 685 },
+        /*
+         * a return to itself (its call's return address), then that
+         * return again to an instruction that traps: the report of the
+         * second, at depth 0 after an implicit return, carried no depth,
+         * and the decoder stopped at the first (RT_FIRST=1000
+         * RT_PROGRAMS=500, 2026-11-28; the encoder reports depth 0 too)
+         */
+        { 64, ETRACE_ARCH_1_1, false, false, 1, 4000, 1491 },
+        { 32, ETRACE_ARCH_1_1, false, true, 1, 4000, 1226 },
     };
     static const char *const names[] = {
         "rv64", "rv32", "rv64-filter", "rv32-filter", "rv64-lost",
         "rv32-lost", "rv64-arch2", "rv32-arch2", "rv64-arch2-trap-return",
         "rv32-arch2-trap-return", "rv32-arch2-trap-return-2",
         "rv64-lost-call-next", "rv32-lost-notify-depth",
+        "rv64-depth-0-report", "rv32-lost-depth-0-report",
     };
 
     g_test_init(&argc, &argv, NULL);

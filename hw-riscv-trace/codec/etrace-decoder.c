@@ -892,8 +892,10 @@ static bool walk(ETraceDecoder *d, const Target *t)
                 return true;
             }
             /*
-             * 6.6.3: after an implicit return, a non-zero depth is always
-             * reported; without it, this is not the reported instance.
+             * 6.6.3: after an implicit return, the depth is always
+             * reported (the encoder left out depth 0 until 2026-11-28,
+             * which this still reads); without it, this is not the
+             * reported instance.
              */
             if (!t->updiscon &&
                 (t->irreport ? t->irdepth == d->calls.depth :

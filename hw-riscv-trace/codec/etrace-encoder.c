@@ -649,7 +649,11 @@ static bool ir_report(const ETraceEncoder *e, Reason why, bool final)
         return false;
     }
     if (e->prev_implicit_ret) {
-        return e->calls.depth != 0;
+        /*
+         * Depth 0 too: an earlier visit of the address, not through a
+         * return and deeper, would look the same without it.
+         */
+        return true;
     }
     return e->ret_since_call && !e->branch_since_ret;
 }
