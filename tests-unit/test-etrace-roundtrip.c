@@ -25,6 +25,7 @@
 #include "etrace-decoder.h"
 #include "etrace-model.h"
 #include "etrace-runs.h"
+#include "ntrace-decoder.h"
 
 /* ------------------------------------------------------------ encoding */
 
@@ -719,6 +720,8 @@ typedef struct Run {
 
     /* encoder output and ground truth */
     ETraceEncoder *enc;
+    NTraceEncoder *nenc;    /* instead of enc: N-trace */
+    NTraceOptions no;
     RunMaker runs;          /* branch blocks in bulk, without prediction */
     GByteArray *stream;
     GArray *blocks;         /* ETraceBlock */
@@ -752,13 +755,22 @@ static void encode(void *opaque, const ETraceBlock *b)
     Run *run = opaque;
 
     g_array_append_val(run->blocks, *b);
-    etrace_encoder_block(run->enc, b);
+    if (run->nenc) {
+        ntrace_encoder_block(run->nenc, b);
+    } else {
+        etrace_encoder_block(run->enc, b);
+    }
 }
 
-/* As the hart: in runs (indexed with prediction) where the encoder can */
+/*
+ * As the hart: in runs (indexed with prediction) where the encoder can;
+ * N-trace BTM takes counted runs, which RunMaker does not make.
+ */
 static void feed(Run *run, const ETraceBlock *b)
 {
-    if (run->runs.indexed || !run->o.branch_prediction) {
+    bool btm = run->nenc && run->no.mode == NTRACE_MODE_BTM;
+
+    if (!btm && (run->runs.indexed || !run->o.branch_prediction)) {
         run_maker_block(&run->runs, b);
     } else {
         encode(run, b);
@@ -781,7 +793,11 @@ static void close_block(Run *run, unsigned itype, bool sijump)
         run_maker_flush(&run->runs);
     }
     if (run->blocks_left_dropping && --run->blocks_left_dropping == 0) {
-        etrace_encoder_lost(run->enc);
+        if (run->nenc) {
+            ntrace_encoder_lost(run->nenc);
+        } else {
+            etrace_encoder_lost(run->enc);
+        }
         run->lost_at = run->truth->len;
     } else if (run->lose && !run->lost_done && run->retired > 500 &&
                chance(run, 50)) {
@@ -1066,6 +1082,32 @@ static void rt_event(void *opaque, const ETraceDecEvent *ev)
     }
 }
 
+/* The same, from N-trace messages */
+static void decode_ntrace_run(Run *run)
+{
+    NTraceDecoderConfig cfg = {
+        .params = { .xlen = run->p.iaddress_width_p },
+        .implicit_return = run->no.implicit_return != ETRACE_IR_OFF,
+        .read_parcel = rt_read,
+        .insn = rt_insn,
+        .event = rt_event,
+        .opaque = run,
+    };
+    NTraceDecoder *d = ntrace_decoder_new(&cfg);
+    size_t at = 0;
+
+    g_assert_nonnull(d);
+    while (at < run->stream->len) {
+        size_t n = g_rand_int_range(run->r, 1, 64);
+
+        n = MIN(n, run->stream->len - at);
+        ntrace_decoder_feed(d, run->stream->data + at, n);
+        at += n;
+    }
+    ntrace_decoder_finish(d);
+    ntrace_decoder_free(d);
+}
+
 static void decode_run(Run *run)
 {
     ETraceDecoderConfig cfg = {
@@ -1163,6 +1205,15 @@ static void describe(const Run *run)
 {
     const ETraceOptions *o = &run->o;
 
+    if (run->nenc) {
+        fprintf(stderr, "# xlen %u ntrace %u ir %d repeat %d context %d "
+                "sync %d/%u filter %d lose %d\n", run->p.iaddress_width_p,
+                run->no.mode, run->no.implicit_return, run->no.repeat,
+                run->no.context, run->no.sync_mode, run->no.sync_max,
+                run->filter, run->lose);
+        return;
+    }
+
     fprintf(stderr, "# xlen %u arch %u full %d iexc %d sijump %d ir %d "
             "bpred %d jtc %d sync %d/%u filter %d lose %d\n",
             run->p.iaddress_width_p, run->p.arch, o->full_address,
@@ -1196,6 +1247,43 @@ static void dump_context(const Run *run, size_t at)
     }
 }
 
+/* Decode message by message, printing how far each one takes the output */
+static void dump_messages(Run *run)
+{
+    NTraceDecoderConfig cfg = {
+        .params = { .xlen = run->p.iaddress_width_p },
+        .implicit_return = run->no.implicit_return != ETRACE_IR_OFF,
+        .read_parcel = rt_read, .insn = rt_insn, .event = rt_event,
+        .opaque = run,
+    };
+    NTraceDecoder *d = ntrace_decoder_new(&cfg);
+    size_t at = 0;
+
+    while (at < run->stream->len) {
+        NTraceMessage m;
+        const char *err = NULL;
+        int n = ntrace_message_unpack(&cfg.params, run->stream->data + at,
+                                      run->stream->len - at, &m, &err);
+
+        if (n <= 0) {
+            fprintf(stderr, "# unpack: %s\n", err ? err : "truncated");
+            break;
+        }
+        ntrace_decoder_message(d, &m);
+        fprintf(stderr, "# -> %u insns, last %" PRIx64 "\n", run->out->len,
+                run->out->len ? g_array_index(run->out, Retired,
+                                              run->out->len - 1).addr : 0);
+        fprintf(stderr, "# msg @%zu: %s sync %u b %u e %u r %u ev %u icnt %"
+                PRIu64 " addr %" PRIx64 " hist %" PRIx64 " rdata %" PRIx64
+                " hrep %" PRIu64 " bcnt %" PRIu64 "\n", at,
+                ntrace_tcode_name(m.tcode), m.sync, m.btype, m.etype,
+                m.rcode, m.evcode, m.icnt, m.addr, m.hist, m.rdata,
+                m.hrepeat, m.bcnt);
+        at += n;
+    }
+    ntrace_decoder_free(d);
+}
+
 /* Decode packet by packet, printing how far each one takes the output. */
 static void dump_blocks_and_packets(Run *run)
 {
@@ -1214,9 +1302,16 @@ static void dump_blocks_and_packets(Run *run)
         const ETraceBlock *b = &g_array_index(run->blocks, ETraceBlock, i);
 
         fprintf(stderr, "# block %u: %08" PRIx64 " hw %u n %u last %u "
-                "itype %u priv %u sij %d notify %d q %d cause %" PRIu64 "\n",
+                "itype %u priv %u sij %d notify %d q %d cause %" PRIu64
+                " run %u map %" PRIx64 "\n",
                 i, b->iaddr, b->iretire, b->ninsns, b->ilastsize, b->itype,
-                b->priv, b->sijump, b->notify, b->qualified, b->cause);
+                b->priv, b->sijump, b->notify, b->qualified, b->cause,
+                b->run, b->run_map);
+    }
+    if (run->nenc) {
+        etrace_decoder_free(d);
+        dump_messages(run);
+        return;
     }
     while (at < run->stream->len) {
         ETracePacket pkt;
@@ -1264,9 +1359,18 @@ static size_t first_mismatch(const GArray *a, size_t a0, const GArray *b,
 /* Returns true if the decoder rebuilt exactly what the hart retired. */
 static bool check_run(Run *run)
 {
-    size_t n = MIN(run->truth->len, run->out->len);
-    size_t at = first_mismatch(run->truth, 0, run->out, 0, n);
-    bool ok = at == n && run->truth->len == run->out->len && !run->errors;
+    size_t n, at;
+    bool ok;
+
+    if (run->nenc && !run->no.context) {
+        /* N-trace says the privilege only in Ownership messages */
+        for (unsigned i = 0; i < run->truth->len; i++) {
+            g_array_index(run->truth, Retired, i).priv = 0;
+        }
+    }
+    n = MIN(run->truth->len, run->out->len);
+    at = first_mismatch(run->truth, 0, run->out, 0, n);
+    ok = at == n && run->truth->len == run->out->len && !run->errors;
 
     if (run->lose && run->lost_done) {
         /*
@@ -1296,6 +1400,14 @@ static bool check_run(Run *run)
                     first_mismatch(run->truth, run->lost_at, run->out, pre,
                                    after));
         }
+    } else if (run->nenc) {
+        /*
+         * N-trace has no cause, and a trap taken at the first instruction
+         * of a handler is a message of its own: the instructions say it.
+         * A trap the filter does not pass, before a handler it passes,
+         * is a sync there (ProgTraceSync), not a trap.
+         */
+        ok = ok && (run->filter || run->out_traps->len >= run->traps->len);
     } else if (ok && run->traps->len == run->out_traps->len) {
         for (unsigned i = 0; i < run->traps->len; i++) {
             TrapRec *a = &g_array_index(run->traps, TrapRec, i);
@@ -1343,7 +1455,11 @@ static bool check_run(Run *run)
 
 static void run_free(Run *run)
 {
-    etrace_encoder_free(run->enc);
+    if (run->nenc) {
+        ntrace_encoder_free(run->nenc);
+    } else {
+        etrace_encoder_free(run->enc);
+    }
     g_byte_array_free(run->stream, true);
     g_array_free(run->blocks, true);
     g_array_free(run->truth, true);
@@ -1353,9 +1469,10 @@ static void run_free(Run *run)
 }
 
 /* Execute, encode, decode and compare one program under one option set. */
+/* no: N-trace's options, or NULL for E-trace */
 static bool one_run(const Prog *g, GRand *r, const ETraceParams *p,
-                    const ETraceOptions *o, bool filter, bool lose,
-                    unsigned ninsns)
+                    const ETraceOptions *o, const NTraceOptions *no,
+                    bool filter, bool lose, unsigned ninsns)
 {
     Run run = {
         .g = g, .r = r, .p = *p, .o = *o, .filter = filter, .lose = lose,
@@ -1369,11 +1486,20 @@ static bool one_run(const Prog *g, GRand *r, const ETraceParams *p,
     run.traps = g_array_new(false, false, sizeof(TrapRec));
     run.out = g_array_new(false, false, sizeof(Retired));
     run.out_traps = g_array_new(false, false, sizeof(TrapRec));
-    run.enc = etrace_encoder_new(p, emit_bytes, &run);
     run_maker_init(&run.runs, encode, &run);
-    run.runs.indexed = o->branch_prediction && etrace_run_indexes_fit(p);
-    g_assert_nonnull(run.enc);
-    etrace_encoder_start(run.enc, o);
+    if (no) {
+        NTraceParams np = { .xlen = p->iaddress_width_p };
+
+        run.no = *no;
+        run.nenc = ntrace_encoder_new(&np, emit_bytes, &run);
+        g_assert_nonnull(run.nenc);
+        ntrace_encoder_start(run.nenc, no);
+    } else {
+        run.enc = etrace_encoder_new(p, emit_bytes, &run);
+        run.runs.indexed = o->branch_prediction && etrace_run_indexes_fit(p);
+        g_assert_nonnull(run.enc);
+        etrace_encoder_start(run.enc, o);
+    }
     run.pc = g->func_start[0];
     run.priv = g_rand_boolean(r) ? 1 : 0;
     while (run.retired < ninsns) {
@@ -1383,11 +1509,16 @@ static bool one_run(const Prog *g, GRand *r, const ETraceParams *p,
         close_block(&run, 0, false);
     }
     run_maker_flush(&run.runs);
-    etrace_encoder_stop(run.enc);
-    if (g_getenv("RT_BENCH")) {
-        bench_decode(&run);
+    if (no) {
+        ntrace_encoder_stop(run.nenc);
+        decode_ntrace_run(&run);
+    } else {
+        etrace_encoder_stop(run.enc);
+        if (g_getenv("RT_BENCH")) {
+            bench_decode(&run);
+        }
+        decode_run(&run);
     }
-    decode_run(&run);
     ok = check_run(&run);
     run_free(&run);
     return ok;
@@ -1411,6 +1542,29 @@ static ETraceOptions combo_options(unsigned combo, GRand *r)
 
 #define NCOMBOS 96
 
+/*
+ * N-trace: implicit return (off, counter, stack), repeat, Ownership; the
+ * interpreter's options as E-trace's without any (only implicit return,
+ * which decides whether returns may go astray)
+ */
+static NTraceOptions ntrace_combo_options(unsigned combo, NTraceMode mode,
+                                          GRand *r, ETraceOptions *o)
+{
+    NTraceOptions no = {
+        .mode = mode,
+        .implicit_return = combo % 3,
+        .repeat = (combo / 3) & 1,
+        .context = (combo / 6) & 1,
+        .sync_mode = g_rand_int_range(r, 0, 4),
+        .sync_max = g_rand_int_range(r, 0, 3),
+    };
+
+    *o = (ETraceOptions) { .implicit_return = no.implicit_return };
+    return no;
+}
+
+#define NTRACE_COMBOS 12
+
 typedef struct Case {
     unsigned xlen;
     ETraceArch arch;
@@ -1419,6 +1573,7 @@ typedef struct Case {
     unsigned programs;
     unsigned ninsns;
     unsigned first;         /* the first program's number */
+    unsigned ntrace;        /* 0 E-trace, else N-trace's NTraceMode */
 } Case;
 
 static void test_roundtrip(const void *data)
@@ -1457,17 +1612,26 @@ static void test_roundtrip(const void *data)
         etrace_params_default(&p, c->xlen);
         p.arch = c->arch;
         prog_generate(&g, r, c->xlen, base, prog & 1, &mix);
-        for (unsigned combo = 0; combo < NCOMBOS; combo++) {
+        for (unsigned combo = 0;
+             combo < (c->ntrace ? NTRACE_COMBOS : NCOMBOS); combo++) {
             /* one generator per run, so that RT_ONLY replays it */
             GRand *rr = g_rand_new_with_seed(g_rand_int(r) ^ combo);
-            ETraceOptions o = combo_options(combo, rr);
+            ETraceOptions o;
+            NTraceOptions no = { 0 };
+
+            if (c->ntrace) {
+                no = ntrace_combo_options(combo, c->ntrace, rr, &o);
+            } else {
+                o = combo_options(combo, rr);
+            }
 
             if (only && (only_prog != (int)prog || only_combo != (int)combo)) {
                 g_rand_free(rr);
                 continue;
             }
             runs++;
-            if (!one_run(&g, rr, &p, &o, c->filter, c->lose, ninsns)) {
+            if (!one_run(&g, rr, &p, &o, c->ntrace ? &no : NULL, c->filter,
+                         c->lose, ninsns)) {
                 failures++;
                 fprintf(stderr, "# ^ program %u combo %u\n", prog, combo);
             }
@@ -1485,29 +1649,29 @@ static void test_roundtrip(const void *data)
 int main(int argc, char **argv)
 {
     static const Case cases[] = {
-        { 64, ETRACE_ARCH_1_1, false, false, 6, 4000, 0 },
-        { 32, ETRACE_ARCH_1_1, false, false, 6, 4000, 0 },
-        { 64, ETRACE_ARCH_1_1, true, false, 2, 4000, 0 },
-        { 32, ETRACE_ARCH_1_1, true, false, 2, 4000, 0 },
-        { 64, ETRACE_ARCH_1_1, false, true, 2, 4000, 0 },
-        { 32, ETRACE_ARCH_1_1, false, true, 2, 4000, 0 },
-        { 64, ETRACE_ARCH_2_0, false, false, 1, 4000, 0 },
-        { 32, ETRACE_ARCH_2_0, false, false, 1, 4000, 0 },
+        { 64, ETRACE_ARCH_1_1, false, false, 6, 4000, 0, 0 },
+        { 32, ETRACE_ARCH_1_1, false, false, 6, 4000, 0, 0 },
+        { 64, ETRACE_ARCH_1_1, true, false, 2, 4000, 0, 0 },
+        { 32, ETRACE_ARCH_1_1, true, false, 2, 4000, 0, 0 },
+        { 64, ETRACE_ARCH_1_1, false, true, 2, 4000, 0, 0 },
+        { 32, ETRACE_ARCH_1_1, false, true, 2, 4000, 0, 0 },
+        { 64, ETRACE_ARCH_2_0, false, false, 1, 4000, 0, 0 },
+        { 32, ETRACE_ARCH_2_0, false, false, 1, 4000, 0, 0 },
         /*
          * 2.0: a return the stack mispredicted, to an instruction that
          * traps: thaddr 0, then the handler's format 3.0, which the
          * decoder walked to from the return through the stack's target
          * until 2026-11-28 (found with RT_PROGRAMS=400)
          */
-        { 64, ETRACE_ARCH_2_0, false, false, 1, 4000, 351 },
-        { 32, ETRACE_ARCH_2_0, false, false, 1, 4000, 245 },
-        { 32, ETRACE_ARCH_2_0, false, false, 1, 4000, 357 },
+        { 64, ETRACE_ARCH_2_0, false, false, 1, 4000, 351, 0 },
+        { 32, ETRACE_ARCH_2_0, false, false, 1, 4000, 245, 0 },
+        { 32, ETRACE_ARCH_2_0, false, false, 1, 4000, 357, 0 },
         /*
          * a call of the next instruction (its return lands in the code
          * it just ran) with implicit return, then a resync: a format 3
          * has no depth, so the decoder met its address in the call
          */
-        { 64, ETRACE_ARCH_1_1, false, true, 1, 4000, 188 },
+        { 64, ETRACE_ARCH_1_1, false, true, 1, 4000, 188, 0 },
         /*
          * code after a call run twice at two depths (the call's return
          * lands there, runs it to an implicit return to the same
@@ -1516,7 +1680,7 @@ int main(int argc, char **argv)
          * its address, the decoder stopped at the first until 2026-11-28
          * (found with RT_FIRST=400 RT_PROGRAMS=600)
          */
-        { 32, ETRACE_ARCH_1_1, false, true, 1, 4000, 685 },
+        { 32, ETRACE_ARCH_1_1, false, true, 1, 4000, 685, 0 },
         /*
          * a return to itself (its call's return address), then that
          * return again to an instruction that traps: the report of the
@@ -1524,8 +1688,16 @@ int main(int argc, char **argv)
          * and the decoder stopped at the first (RT_FIRST=1000
          * RT_PROGRAMS=500, 2026-11-28; the encoder reports depth 0 too)
          */
-        { 64, ETRACE_ARCH_1_1, false, false, 1, 4000, 1491 },
-        { 32, ETRACE_ARCH_1_1, false, true, 1, 4000, 1226 },
+        { 64, ETRACE_ARCH_1_1, false, false, 1, 4000, 1491, 0 },
+        { 32, ETRACE_ARCH_1_1, false, true, 1, 4000, 1226, 0 },
+        /* N-trace: the same programs, blocks and runs */
+        { 64, ETRACE_ARCH_1_1, false, false, 6, 4000, 0, NTRACE_MODE_BTM },
+        { 64, ETRACE_ARCH_1_1, false, false, 6, 4000, 0, NTRACE_MODE_HTM },
+        { 32, ETRACE_ARCH_1_1, false, false, 6, 4000, 0, NTRACE_MODE_BTM },
+        { 32, ETRACE_ARCH_1_1, false, false, 6, 4000, 0, NTRACE_MODE_HTM },
+        { 64, ETRACE_ARCH_1_1, true, false, 4, 4000, 0, NTRACE_MODE_HTM },
+        { 64, ETRACE_ARCH_1_1, false, true, 4, 4000, 0, NTRACE_MODE_BTM },
+        { 32, ETRACE_ARCH_1_1, false, true, 4, 4000, 0, NTRACE_MODE_HTM },
     };
     static const char *const names[] = {
         "rv64", "rv32", "rv64-filter", "rv32-filter", "rv64-lost",
@@ -1533,6 +1705,9 @@ int main(int argc, char **argv)
         "rv32-arch2-trap-return", "rv32-arch2-trap-return-2",
         "rv64-lost-call-next", "rv32-lost-notify-depth",
         "rv64-depth-0-report", "rv32-lost-depth-0-report",
+        "ntrace-rv64-btm", "ntrace-rv64-htm", "ntrace-rv32-btm",
+        "ntrace-rv32-htm", "ntrace-rv64-htm-filter", "ntrace-rv64-btm-lost",
+        "ntrace-rv32-htm-lost",
     };
 
     g_test_init(&argc, &argv, NULL);
