@@ -10,7 +10,9 @@
  * whole, and so does every 63rd branch block in a row.  With branch
  * prediction (indexed) the runs carry each branch's predictor entry
  * (run_entries, valid during the call), and after a full run the next
- * branch block goes out whole too.
+ * branch block goes out whole too.  For N-trace's BTM (counted) they
+ * carry the run's half-words up to each branch instead (etrace-record.h),
+ * and end before they would pass 0xffff half-words.
  * RunMaker does the same to a stream of ETraceBlocks.
  *
  * Copyright (c) 2026 The rvpa authors
@@ -32,7 +34,9 @@ typedef struct RunMaker {
     bool holding;           /* newest is held */
     bool need_address;      /* the next branch block goes out whole */
     bool indexed;           /* runs carry predictor entries */
-    uint8_t entries[64];    /* the run's, oldest first (run.run_entries) */
+    bool counted;           /* runs carry half-word counts */
+    /* the run's, oldest first (run.run_entries): entries or counts */
+    uint8_t entries[2 * 64];
     RunOutFn *out;
     void *opaque;
 } RunMaker;
@@ -63,17 +67,23 @@ static inline void run_maker_join_newest(RunMaker *m)
         *r = (ETraceBlock) {
             .priv = m->newest.priv, .context = m->newest.context,
             .qualified = true, .run_indexed = m->indexed,
+            .run_counted = m->counted,
         };
     }
+    r->iretire += m->newest.iretire;
+    r->ninsns += m->newest.ninsns;
     if (m->indexed) {
         m->entries[r->run] = run_maker_index(&m->newest);
+        r->run_entries = m->entries;
+    }
+    if (m->counted) {
+        m->entries[2 * r->run] = r->iretire;
+        m->entries[2 * r->run + 1] = r->iretire >> 8;
         r->run_entries = m->entries;
     }
     r->run_map |= (uint64_t)(m->newest.itype ==
                              RISCV_ITYPE_NOT_TAKEN_BRANCH) << r->run;
     r->run++;
-    r->iretire += m->newest.iretire;
-    r->ninsns += m->newest.ninsns;
     m->holding = false;
 }
 
@@ -129,6 +139,11 @@ static inline bool run_maker_holds(const RunMaker *m, const ETraceBlock *b)
 
 static inline void run_maker_block(RunMaker *m, const ETraceBlock *b)
 {
+    if (m->counted && m->holding && run_maker_holds(m, b) &&
+        m->run.iretire + m->newest.iretire + b->iretire > 0xffff) {
+        /* a counted run's half-words must fit 16 bits: one of them all */
+        run_maker_end(m, true);
+    }
     if (run_maker_holds(m, b)) {
         if (m->holding && m->run.run == RUN_MAX - 1) {
             /* full: the held ones go, and this one whole */

@@ -763,14 +763,12 @@ static void encode(void *opaque, const ETraceBlock *b)
 }
 
 /*
- * As the hart: in runs (indexed with prediction) where the encoder can;
- * N-trace BTM takes counted runs, which RunMaker does not make.
+ * As the hart: in runs (indexed with prediction, counted for N-trace's
+ * BTM) where the encoder can
  */
 static void feed(Run *run, const ETraceBlock *b)
 {
-    bool btm = run->nenc && run->no.mode == NTRACE_MODE_BTM;
-
-    if (!btm && (run->runs.indexed || !run->o.branch_prediction)) {
+    if (run->runs.indexed || !run->o.branch_prediction) {
         run_maker_block(&run->runs, b);
     } else {
         encode(run, b);
@@ -1491,6 +1489,7 @@ static bool one_run(const Prog *g, GRand *r, const ETraceParams *p,
         NTraceParams np = { .xlen = p->iaddress_width_p };
 
         run.no = *no;
+        run.runs.counted = no->mode == NTRACE_MODE_BTM;
         run.nenc = ntrace_encoder_new(&np, emit_bytes, &run);
         g_assert_nonnull(run.nenc);
         ntrace_encoder_start(run.nenc, no);
