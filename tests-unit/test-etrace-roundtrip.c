@@ -12,7 +12,7 @@
  *
  * Set RT_VERBOSE=1 to print the blocks and packets of a failing run,
  * RT_ONLY=program:combo to run one, RT_PROGRAMS=n to run more programs
- * (RT_FIRST=m: from program m on),
+ * (RT_FIRST=m: from program m on, RT_INSNS=k: k instructions each),
  * RT_BENCH=1 to time the decoder on long runs.
  *
  * Copyright (c) 2026 The rvpa authors
@@ -1591,9 +1591,12 @@ static void test_roundtrip(const void *data)
     }
     /*
      * RT_PROGRAMS=n soaks with more programs than the default, RT_FIRST=m
-     * from program m on (programs the default runs have been seen already)
+     * from program m on (programs the default runs have been seen
+     * already), RT_INSNS=k with longer runs
      */
-    unsigned ninsns = g_getenv("RT_BENCH") ? 4000000 : c->ninsns;
+    const char *insns = g_getenv("RT_INSNS");
+    unsigned ninsns = g_getenv("RT_BENCH") ? 4000000 :
+                      insns ? (unsigned)atoi(insns) : c->ninsns;
     unsigned programs = g_getenv("RT_PROGRAMS") ?
                         (unsigned)atoi(g_getenv("RT_PROGRAMS")) : c->programs;
     unsigned first = g_getenv("RT_FIRST") ?
