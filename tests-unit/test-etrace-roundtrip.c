@@ -1080,7 +1080,15 @@ static void rt_event(void *opaque, const ETraceDecEvent *ev)
     }
 }
 
-/* The same, from N-trace messages */
+/* The stream's next piece from at: random sizes split packets in feeds */
+static size_t next_chunk(Run *run, size_t at)
+{
+    size_t n = g_rand_int_range(run->r, 1, 64);
+
+    return MIN(n, run->stream->len - at);
+}
+
+/* Decode the N-trace stream into run->out, as decode_run() E-trace's */
 static void decode_ntrace_run(Run *run)
 {
     NTraceDecoderConfig cfg = {
@@ -1092,15 +1100,11 @@ static void decode_ntrace_run(Run *run)
         .opaque = run,
     };
     NTraceDecoder *d = ntrace_decoder_new(&cfg);
-    size_t at = 0;
 
     g_assert_nonnull(d);
-    while (at < run->stream->len) {
-        size_t n = g_rand_int_range(run->r, 1, 64);
-
-        n = MIN(n, run->stream->len - at);
+    for (size_t at = 0, n; at < run->stream->len; at += n) {
+        n = next_chunk(run, at);
         ntrace_decoder_feed(d, run->stream->data + at, n);
-        at += n;
     }
     ntrace_decoder_finish(d);
     ntrace_decoder_free(d);
@@ -1116,7 +1120,6 @@ static void decode_run(Run *run)
         .opaque = run,
     };
     ETraceDecoder *d;
-    size_t at = 0;
 
     cfg.xtvec[3] = run->g->mtvec;
     /* straight-line runs in one call, or one instruction at a time */
@@ -1125,14 +1128,9 @@ static void decode_run(Run *run)
     }
     d = etrace_decoder_new(&cfg);
     g_assert_nonnull(d);
-    /* in chunks of random sizes: packets split across feeds */
-    while (at < run->stream->len) {
-        size_t n = g_rand_int_range(run->r, 1, 64);
-
-        n = MIN(n, run->stream->len - at);
-
+    for (size_t at = 0, n; at < run->stream->len; at += n) {
+        n = next_chunk(run, at);
         etrace_decoder_feed(d, run->stream->data + at, n);
-        at += n;
     }
     etrace_decoder_finish(d);
     etrace_decoder_free(d);
