@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # Run one bare-metal guest test on the virt machine; the exit status of
 # QEMU (the virt test finisher) is the verdict.
 #
@@ -29,14 +29,44 @@ run_qemu() {
         "$@" 2>&1
 }
 
+# The source, its monitor on a coprocess: migrate to DIR/vm.state, then
+# ask the status until it is postmigrate (HMP's migrate may return while
+# the run state is still finish-migrate: the migration completed, the
+# state not yet changed), for up to a minute, and quit.  Prints what the
+# monitor printed.
+migrate_source() {
+    local dir=$1 line status out='' i
+    shift
+    coproc MON { run_qemu -monitor stdio -serial "file:$dir/serial" "$@"; }
+    local in=${MON[1]} from=${MON[0]} pid=$MON_PID
+    sleep "$migrate"
+    printf 'migrate "exec:cat > %s/vm.state"\n' "$dir" 2>/dev/null >&"$in"
+    for ((i = 0; i < 600; i++)); do
+        printf 'info status\n' 2>/dev/null >&"$in" || break
+        status=
+        while IFS= read -r -t 60 line 2>/dev/null <&"$from"; do
+            out+="$line"$'\n'
+            if [[ $line == *'VM status'* ]]; then
+                status=$line
+                break
+            fi
+        done
+        [[ -z $status || $status == *postmigrate* ]] && break
+        sleep 0.1
+    done
+    printf 'quit\n' 2>/dev/null >&"$in"
+    while IFS= read -r -t 60 line 2>/dev/null <&"$from"; do
+        out+="$line"$'\n'
+    done
+    wait "$pid" 2>/dev/null
+    printf '%s' "$out"
+}
+
 # The guest's serial output on the source, then on the destination.
 run_migrated() {
     local dir monitor
     dir=$(mktemp -d) || exit 1
-    monitor=$({ sleep "$migrate"
-                printf 'migrate "exec:cat > %s/vm.state"\n' "$dir"
-                printf 'info status\nquit\n'; } |
-              run_qemu -monitor stdio -serial "file:$dir/serial" "$@")
+    monitor=$(migrate_source "$dir" "$@")
     cat "$dir/serial"
     case "$monitor" in
     *postmigrate*) ;;
