@@ -479,6 +479,69 @@ static void test_depth_report(void)
     expect_flags(h, 3, false, false, false);
     h_free(h);
 
+    /*
+     * The same with a branch after the call: the call's report waited,
+     * and the branch made it unneeded (the decoder meets the branch in
+     * the repeated code before it could stop in the earlier call).
+     */
+    h = h_new(64, ETRACE_ARCH_1_1);
+    h_start(h, (ETraceOptions){ .implicit_return = ETRACE_IR_CALL_COUNTER });
+    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x2000, 0x2004, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x3000, 0x3002, 2, RISCV_ITYPE_RETURN);
+    blk(h, 0x2008, 0x200c, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x5000, 0x5004, 4, RISCV_ITYPE_NOT_TAKEN_BRANCH);
+    blk(h, 0x5008, 0x500c, 4, RISCV_ITYPE_NONE);
+    trap(h, RISCV_ITYPE_INTERRUPT, 7, 0, 0x5010);
+    pkt = expect_addr(h, 2, 1, 0x500c);
+    expect_flags(h, 2, false, false, false);
+    g_assert_cmpuint(pkt->branches, ==, 1);
+    g_assert_cmpuint(h->n, ==, 3);
+    h_free(h);
+
+    /*
+     * A loss while the report waits: it was made after the last packet
+     * sent, which the sinks may have dropped, so it goes with the gap.
+     */
+    h = h_new(64, ETRACE_ARCH_1_1);
+    h_start(h, (ETraceOptions){ .implicit_return = ETRACE_IR_CALL_COUNTER });
+    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x2000, 0x2004, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x3000, 0x3002, 2, RISCV_ITYPE_RETURN);
+    blk(h, 0x2008, 0x200c, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x5000, 0x5004, 4, RISCV_ITYPE_NONE);
+    etrace_encoder_lost(h->e);
+    blk(h, 0x6000, 0x6004, 4, RISCV_ITYPE_NONE);
+    g_assert_cmpuint(h->n, ==, 4);
+    g_assert_cmpuint(h->pkt[2].qual_status, ==, ETRACE_QUAL_TRACE_LOST);
+    expect(h, 2, 3, 3);
+    expect_sync(h, 3, 0x6000);
+    h_free(h);
+
+    /*
+     * A second such call while the first one's report waits: both
+     * reports, in order, then the last instruction before the trap.
+     */
+    h = h_new(64, ETRACE_ARCH_1_1);
+    h_start(h, (ETraceOptions){ .implicit_return = ETRACE_IR_CALL_COUNTER });
+    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x2000, 0x2004, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x3000, 0x3002, 2, RISCV_ITYPE_RETURN);
+    blk(h, 0x2008, 0x200c, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x5000, 0x5004, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x6000, 0x6002, 2, RISCV_ITYPE_RETURN);
+    blk(h, 0x5008, 0x500c, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x6000, 0x6004, 4, RISCV_ITYPE_NONE);
+    trap(h, RISCV_ITYPE_INTERRUPT, 7, 0, 0x6008);
+    expect_addr(h, 2, 2, 0x200c);
+    expect_flags(h, 2, true, false, false);
+    expect_addr(h, 3, 2, 0x500c);
+    expect_flags(h, 3, true, false, false);
+    expect_addr(h, 4, 2, 0x6004);
+    expect_flags(h, 4, false, false, false);
+    g_assert_cmpuint(h->n, ==, 5);
+    h_free(h);
+
     /* The same with a branch between the return and the call: no notify */
     h = h_new(64, ETRACE_ARCH_1_1);
     h_start(h, (ETraceOptions){ .implicit_return = ETRACE_IR_CALL_COUNTER });

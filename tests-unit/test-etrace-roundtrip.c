@@ -10,7 +10,8 @@
  * encoder, and the decoder's instruction sequence must equal the
  * interpreter's, for every combination of the optional modes (3.2).
  *
- * Set RT_VERBOSE=1 to print the blocks and packets of a failing run,
+ * Set RT_VERBOSE=1 to print the blocks and packets of a failing run
+ * (with RT_ALWAYS=1 of every run: to compare two builds' streams),
  * RT_ONLY=program:combo to run one, RT_PROGRAMS=n to run more programs
  * (RT_FIRST=m: from program m on, RT_INSNS=k: k instructions each),
  * RT_BENCH=1 to time the decoder on long runs.
@@ -1415,7 +1416,7 @@ static bool check_run(Run *run)
     } else {
         ok = ok && run->traps->len == run->out_traps->len;
     }
-    if (ok) {
+    if (ok && !g_getenv("RT_ALWAYS")) {
         return true;
     }
     describe(run);

@@ -108,6 +108,32 @@ enum {
 /* The actions a quiet run takes in its loop (quiet_run()) */
 #define ACT_QUIET           (ACT_BRANCH | ACT_PUSH | ACT_RETURN)
 
+/*
+ * A call reported with notify because code may repeat after an implicit
+ * return (see walk_may_revisit()), held back: its packet is made when the
+ * call is evaluated, with the state changes of any report, but its bytes
+ * wait here.  The next packet sends them first (send_held_pin()), which
+ * gives the stream the call's report made at the call; a branch before
+ * any packet makes the report unneeded (a branch since the return tells
+ * the decoder's walk the two visits apart), and drop_pin() undoes it.  A
+ * loss discards it with the packets the sinks dropped.
+ */
+typedef struct HeldPin {
+    bool held;
+    size_t len;
+    uint8_t bytes[ETRACE_MAX_PACKET];
+    /* what the report changed: drop_pin() restores it */
+    uint64_t branches;
+    uint64_t pbc;
+    uint64_t last_addr;
+    uint64_t te_insts;
+    uint32_t branch_map;
+    bool ret_since_report;
+    bool last_report_updiscon;
+    bool ambiguous_report;
+    ETraceStats stats;
+} HeldPin;
+
 /* The part of a block that describes its instructions (not its trap). */
 #define PENDING_BYTES       offsetof(ETraceBlock, cause)
 
@@ -181,6 +207,7 @@ struct ETraceEncoder {
     bool last_report_updiscon;
     bool ambiguous_report;  /* last address: a jump target, updiscon 0 */
     bool context_pending;
+    HeldPin pin;
     Trap trap;
     uint64_t resync_max;
     uint64_t resync_start;  /* *resync_units at the last sync */
@@ -403,11 +430,29 @@ static void emit_bytes(ETraceEncoder *e, unsigned format, bool support,
     }
 }
 
+/* The bytes of a held call report (HeldPin), counted when it was made */
+static __attribute__((noinline)) void send_held_pin(ETraceEncoder *e)
+{
+    e->pin.held = false;
+    if (!etrace_window_put(e->win, e->pin.bytes, e->pin.len)) {
+        e->emit(e->opaque, e->pin.bytes, e->pin.len);
+    }
+}
+
+/* A held call report goes out before any other packet. */
+static inline void flush_pin(ETraceEncoder *e)
+{
+    if (unlikely(e->pin.held)) {
+        send_held_pin(e);
+    }
+}
+
 static void emit_packet(ETraceEncoder *e, const ETracePacket *pkt)
 {
     uint8_t buf[ETRACE_MAX_PACKET];
     size_t n;
 
+    flush_pin(e);
     if (e->lost_pending) {
         send_lost(e);
     }
@@ -425,6 +470,7 @@ static void emit_packet(ETraceEncoder *e, const ETracePacket *pkt)
 static inline void emit_fast(ETraceEncoder *e, unsigned format,
                              const uint8_t *buf, size_t n)
 {
+    flush_pin(e);
     if (e->lost_pending) {
         send_lost(e);
     }
@@ -473,6 +519,7 @@ void emit_f01_bytes(ETraceEncoder *e, unsigned index, bool irreport)
  */
 static void emit_f01(ETraceEncoder *e, unsigned index, bool irreport)
 {
+    flush_pin(e);
     if (!window_takes_packet(e)) {
         emit_f01_bytes(e, index, irreport);
         return;
@@ -519,6 +566,7 @@ void emit_f12(ETraceEncoder *e, unsigned format, unsigned branches,
     uint8_t *pos;
     size_t n;
 
+    flush_pin(e);
     if (!window_takes_packet(e)) {
         emit_f12_bytes(e, format, branches, address, notify, updiscon,
                        irreport);
@@ -740,6 +788,78 @@ bool send_address(ETraceEncoder *e, uint64_t addr, Reason why,
 }
 
 /*
+ * Whether a call report may wait (HeldPin): not before a format 3 or the
+ * end, which would send it at once, not when a trace_lost support packet
+ * has to go first, and not with data trace, whose packets follow the
+ * instruction packets that report their instructions' blocks.
+ */
+static bool pin_may_wait(const ETraceEncoder *e, bool next_f3, bool final)
+{
+    return !next_f3 && !final && !e->lost_pending && !e->sync_hook &&
+           !e->block_done;
+}
+
+/*
+ * Report the call at addr with notify (see walk_may_revisit()), held
+ * back when it may wait: its bytes go to the pin's own window, and what
+ * send_address() changes is kept for drop_pin().  A pin held before goes
+ * out first.
+ */
+static __attribute__((noinline))
+void pin_call(ETraceEncoder *e, uint64_t addr, bool next_f3, bool final)
+{
+    HeldPin *pin = &e->pin;
+    ETraceWindow *out = e->win;
+    ETraceWindow own = { pin->bytes, pin->bytes + sizeof(pin->bytes) };
+
+    if (!pin_may_wait(e, next_f3, final)) {
+        send_address(e, addr, REASON_NOTIFY, next_f3, final);
+        return;
+    }
+    flush_pin(e);
+    pin->branches = e->branches;
+    pin->pbc = e->pbc;
+    pin->branch_map = e->branch_map;
+    pin->last_addr = e->last_addr;
+    pin->te_insts = e->te_insts;
+    pin->ret_since_report = e->ret_since_report;
+    pin->last_report_updiscon = e->last_report_updiscon;
+    pin->ambiguous_report = e->ambiguous_report;
+    pin->stats = e->stats;
+    e->win = &own;
+    send_address(e, addr, REASON_NOTIFY, false, false);
+    e->win = out;
+    pin->len = own.pos - pin->bytes;
+    pin->held = true;
+}
+
+/*
+ * A branch came before any packet: the held call report is not needed,
+ * and what it changed is undone, unless a resync was made due with the
+ * branches it sent (sync_next: without them, the instruction before
+ * would have reported them first), which sends it.
+ */
+static __attribute__((noinline)) void drop_pin(ETraceEncoder *e)
+{
+    const HeldPin *pin = &e->pin;
+
+    if (e->sync_next) {
+        send_held_pin(e);
+        return;
+    }
+    e->pin.held = false;
+    e->branches = pin->branches;
+    e->pbc = pin->pbc;
+    e->branch_map = pin->branch_map;
+    e->last_addr = pin->last_addr;
+    e->te_insts = pin->te_insts;
+    e->ret_since_report = pin->ret_since_report;
+    e->last_report_updiscon = pin->last_report_updiscon;
+    e->ambiguous_report = pin->ambiguous_report;
+    e->stats = pin->stats;
+}
+
+/*
  * Step 6: a full branch map, or the end of a run of predictions, with
  * branches pending of which pbc were predicted, the last one not if
  * mispredicted.
@@ -817,6 +937,9 @@ static inline void predict_branch(ETraceEncoder *e, bool taken,
 /* A branch at addr joins the pending branches. */
 static inline void add_branch(ETraceEncoder *e, bool taken, uint64_t addr)
 {
+    if (unlikely(e->pin.held)) {
+        drop_pin(e);
+    }
     if (e->bpred_on) {
         predict_branch(e, taken, addr);
     }
@@ -1041,8 +1164,10 @@ static void evaluate(ETraceEncoder *e, const Insn *cur, const Next *succ)
     } else if (e->prev_updiscon) {
         exact = send_address(e, cur->addr, REASON_UPDISCON,
                              next_f3 || e->sync_next, !succ->traced);
-    } else if (cur->notify || call_to_pin(e, insn_action(e, cur, false))) {
+    } else if (cur->notify) {
         send_address(e, cur->addr, REASON_NOTIFY, next_f3, !succ->traced);
+    } else if (call_to_pin(e, insn_action(e, cur, false))) {
+        pin_call(e, cur->addr, next_f3, !succ->traced);
     } else if ((due && e->branches && !updiscon) ||
                next_forces || branch_count_full(e)) {
         send_address(e, cur->addr, REASON_INFERRED, next_f3, !succ->traced);
@@ -1276,7 +1401,8 @@ static void refresh_fast(ETraceEncoder *e)
     uint8_t mask[8] = { 0 }, want[8] = { 0 };
 
     e->fast_ok = e->fast_allowed && e->enabled && e->have_pending &&
-                 e->in_run && !e->trap.pending && !e->need_sync &&
+                 e->in_run && !e->pin.held && !e->trap.pending &&
+                 !e->need_sync &&
                  !e->sync_next && !e->lost_pending && !e->context_pending &&
                  !cur.notify && !cur.ctype && cur.priv == e->prev_priv;
     mask[offsetof(ETraceBlock, itype) - BLOCK_BYTES] = 0xf0;
@@ -1358,7 +1484,7 @@ bool report_pending(ETraceEncoder *e, uint64_t next, bool single,
     if (e->prev_updiscon) {
         send_address(e, pending_addr(e), REASON_UPDISCON, false, false);
     } else if (call_to_pin(e, act)) {
-        send_address(e, pending_addr(e), REASON_NOTIFY, false, false);
+        pin_call(e, pending_addr(e), false, false);
     }
     after_insn(e, act, pending_end(e), true, next);
     e->prev_context = pending->context;
@@ -1388,6 +1514,9 @@ static void take_reporting_block(ETraceEncoder *e, const ETraceBlock *b,
                                          b->context, act);
 
     store_block(e, b, after_updiscon);
+    if (unlikely(e->pin.held)) {
+        refresh_fast(e);    /* the general path until it goes or drops */
+    }
 }
 
 /*
@@ -1994,6 +2123,9 @@ static inline void take_reporting_packed(ETraceEncoder *e, uint64_t iaddr,
     store_packed(e, iaddr, info, context);
     if (after_updiscon) {
         e->pending_act |= ACT_REPORT;
+    }
+    if (unlikely(e->pin.held)) {
+        refresh_fast(e);    /* the general path until it goes or drops */
     }
 }
 
@@ -2995,6 +3127,11 @@ void etrace_encoder_lost(ETraceEncoder *e)
     if (!e->enabled) {
         return;
     }
+    /*
+     * A held call report came after the last packet sent, which the sinks
+     * may have dropped: it would follow the gap, so it goes with it.
+     */
+    e->pin.held = false;
     e->have_pending = false;
     e->in_run = false;
     e->trap.pending = false;
