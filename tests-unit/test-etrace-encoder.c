@@ -400,18 +400,30 @@ static void test_depth_limits(void)
 }
 
 /*
- * 6.6.3: before an exception, the depth is reported when the decoder
- * could stop in the wrong call: after a return with calls left.
+ * A harness with a call counter after a call at 0x1004, one at 0x2004
+ * and the return at 0x3000 to 0x2008: one call left, nothing reported
+ * since the sync.
  */
-static void test_depth_report(void)
+static Harness *h_after_return(void)
 {
     Harness *h = h_new(64, ETRACE_ARCH_1_1);
-    const ETracePacket *pkt;
 
     h_start(h, (ETraceOptions){ .implicit_return = ETRACE_IR_CALL_COUNTER });
     blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_INFERABLE_CALL);
     blk(h, 0x2000, 0x2004, 4, RISCV_ITYPE_INFERABLE_CALL);
     blk(h, 0x3000, 0x3002, 2, RISCV_ITYPE_RETURN);
+    return h;
+}
+
+/*
+ * 6.6.3: before an exception, the depth is reported when the decoder
+ * could stop in the wrong call: after a return with calls left.
+ */
+static void test_depth_report(void)
+{
+    Harness *h = h_after_return();
+    const ETracePacket *pkt;
+
     blk(h, 0x2008, 0x200a, 2, RISCV_ITYPE_NONE);        /* depth 1 */
     trap(h, RISCV_ITYPE_INTERRUPT, 7, 0, 0x200c);
     pkt = expect_addr(h, 2, 2, 0x200a);
@@ -422,11 +434,7 @@ static void test_depth_report(void)
     h_free(h);
 
     /* Right after an implicit return: the depth if it is not 0. */
-    h = h_new(64, ETRACE_ARCH_1_1);
-    h_start(h, (ETraceOptions){ .implicit_return = ETRACE_IR_CALL_COUNTER });
-    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_INFERABLE_CALL);
-    blk(h, 0x2000, 0x2004, 4, RISCV_ITYPE_INFERABLE_CALL);
-    blk(h, 0x3000, 0x3002, 2, RISCV_ITYPE_RETURN);
+    h = h_after_return();
     blk(h, 0x2008, 0x2008, 2, RISCV_ITYPE_NONE);
     trap(h, RISCV_ITYPE_INTERRUPT, 7, 0, 0x200a);
     pkt = expect_addr(h, 2, 2, 0x2008);
@@ -435,11 +443,7 @@ static void test_depth_report(void)
     h_free(h);
 
     /* A branch after the return: the decoder stops in the right call. */
-    h = h_new(64, ETRACE_ARCH_1_1);
-    h_start(h, (ETraceOptions){ .implicit_return = ETRACE_IR_CALL_COUNTER });
-    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_INFERABLE_CALL);
-    blk(h, 0x2000, 0x2004, 4, RISCV_ITYPE_INFERABLE_CALL);
-    blk(h, 0x3000, 0x3002, 2, RISCV_ITYPE_RETURN);
+    h = h_after_return();
     blk(h, 0x2008, 0x200a, 2, RISCV_ITYPE_TAKEN_BRANCH);
     trap(h, RISCV_ITYPE_INTERRUPT, 7, 0, 0x2100);
     expect_addr(h, 2, 1, 0x200a);
@@ -465,11 +469,7 @@ static void test_depth_report(void)
      * with notify (the code it calls may have run in the call that
      * returned); from it the decoder stops in the innermost call.
      */
-    h = h_new(64, ETRACE_ARCH_1_1);
-    h_start(h, (ETraceOptions){ .implicit_return = ETRACE_IR_CALL_COUNTER });
-    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_INFERABLE_CALL);
-    blk(h, 0x2000, 0x2004, 4, RISCV_ITYPE_INFERABLE_CALL);
-    blk(h, 0x3000, 0x3002, 2, RISCV_ITYPE_RETURN);
+    h = h_after_return();
     blk(h, 0x2008, 0x200c, 4, RISCV_ITYPE_INFERABLE_CALL);
     blk(h, 0x5000, 0x5004, 4, RISCV_ITYPE_NONE);
     trap(h, RISCV_ITYPE_INTERRUPT, 7, 0, 0x5008);
@@ -484,11 +484,7 @@ static void test_depth_report(void)
      * and the branch made it unneeded (the decoder meets the branch in
      * the repeated code before it could stop in the earlier call).
      */
-    h = h_new(64, ETRACE_ARCH_1_1);
-    h_start(h, (ETraceOptions){ .implicit_return = ETRACE_IR_CALL_COUNTER });
-    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_INFERABLE_CALL);
-    blk(h, 0x2000, 0x2004, 4, RISCV_ITYPE_INFERABLE_CALL);
-    blk(h, 0x3000, 0x3002, 2, RISCV_ITYPE_RETURN);
+    h = h_after_return();
     blk(h, 0x2008, 0x200c, 4, RISCV_ITYPE_INFERABLE_CALL);
     blk(h, 0x5000, 0x5004, 4, RISCV_ITYPE_NOT_TAKEN_BRANCH);
     blk(h, 0x5008, 0x500c, 4, RISCV_ITYPE_NONE);
@@ -503,11 +499,7 @@ static void test_depth_report(void)
      * A loss while the report waits: it was made after the last packet
      * sent, which the sinks may have dropped, so it goes with the gap.
      */
-    h = h_new(64, ETRACE_ARCH_1_1);
-    h_start(h, (ETraceOptions){ .implicit_return = ETRACE_IR_CALL_COUNTER });
-    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_INFERABLE_CALL);
-    blk(h, 0x2000, 0x2004, 4, RISCV_ITYPE_INFERABLE_CALL);
-    blk(h, 0x3000, 0x3002, 2, RISCV_ITYPE_RETURN);
+    h = h_after_return();
     blk(h, 0x2008, 0x200c, 4, RISCV_ITYPE_INFERABLE_CALL);
     blk(h, 0x5000, 0x5004, 4, RISCV_ITYPE_NONE);
     etrace_encoder_lost(h->e);
@@ -522,11 +514,7 @@ static void test_depth_report(void)
      * A second such call while the first one's report waits: both
      * reports, in order, then the last instruction before the trap.
      */
-    h = h_new(64, ETRACE_ARCH_1_1);
-    h_start(h, (ETraceOptions){ .implicit_return = ETRACE_IR_CALL_COUNTER });
-    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_INFERABLE_CALL);
-    blk(h, 0x2000, 0x2004, 4, RISCV_ITYPE_INFERABLE_CALL);
-    blk(h, 0x3000, 0x3002, 2, RISCV_ITYPE_RETURN);
+    h = h_after_return();
     blk(h, 0x2008, 0x200c, 4, RISCV_ITYPE_INFERABLE_CALL);
     blk(h, 0x5000, 0x5004, 4, RISCV_ITYPE_INFERABLE_CALL);
     blk(h, 0x6000, 0x6002, 2, RISCV_ITYPE_RETURN);
@@ -543,11 +531,7 @@ static void test_depth_report(void)
     h_free(h);
 
     /* The same with a branch between the return and the call: no notify */
-    h = h_new(64, ETRACE_ARCH_1_1);
-    h_start(h, (ETraceOptions){ .implicit_return = ETRACE_IR_CALL_COUNTER });
-    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_INFERABLE_CALL);
-    blk(h, 0x2000, 0x2004, 4, RISCV_ITYPE_INFERABLE_CALL);
-    blk(h, 0x3000, 0x3002, 2, RISCV_ITYPE_RETURN);
+    h = h_after_return();
     blk(h, 0x2008, 0x2008, 2, RISCV_ITYPE_NOT_TAKEN_BRANCH);
     blk(h, 0x200a, 0x200c, 4, RISCV_ITYPE_INFERABLE_CALL);
     blk(h, 0x5000, 0x5004, 4, RISCV_ITYPE_NONE);
