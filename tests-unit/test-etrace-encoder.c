@@ -399,6 +399,23 @@ static void test_depth_limits(void)
     }
 }
 
+/* The encoder counted the packets and bytes the harness received. */
+static void expect_stats_match(Harness *h)
+{
+    ETraceStats st;
+    uint64_t bytes = 0, packets[4] = { 0 };
+
+    etrace_encoder_stats(h->e, &st);
+    for (size_t i = 0; i < h->n; i++) {
+        bytes += h->len[i];
+        packets[h->pkt[i].format & 3]++;
+    }
+    g_assert_cmpuint(st.bytes, ==, bytes);
+    for (unsigned f = 0; f < 4; f++) {
+        g_assert_cmpuint(st.packets[f], ==, packets[f]);
+    }
+}
+
 /*
  * A harness with a call counter after a call at 0x1004, one at 0x2004
  * and the return at 0x3000 to 0x2008: one call left, nothing reported
@@ -492,6 +509,46 @@ static void test_depth_report(void)
     pkt = expect_addr(h, 2, 1, 0x500c);
     expect_flags(h, 2, false, false, false);
     g_assert_cmpuint(pkt->branches, ==, 1);
+    g_assert_cmpuint(h->n, ==, 3);
+    h_free(h);
+
+    /*
+     * Branches pending at the call: its dropped report leaves them
+     * pending again, and the next report carries them with the new one.
+     */
+    h = h_new(64, ETRACE_ARCH_1_1);
+    h_start(h, (ETraceOptions){ .implicit_return = ETRACE_IR_CALL_COUNTER });
+    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x2000, 0x2004, 4, RISCV_ITYPE_NOT_TAKEN_BRANCH);
+    blk(h, 0x2008, 0x200a, 2, RISCV_ITYPE_RETURN);
+    blk(h, 0x1008, 0x100c, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x3000, 0x3004, 4, RISCV_ITYPE_TAKEN_BRANCH);
+    blk(h, 0x3010, 0x3014, 4, RISCV_ITYPE_NONE);
+    trap(h, RISCV_ITYPE_INTERRUPT, 7, 0, 0x3018);
+    pkt = expect_addr(h, 2, 1, 0x3014);
+    expect_flags(h, 2, false, false, false);
+    g_assert_cmpuint(pkt->branches, ==, 2);
+    g_assert_cmpuint(pkt->branch_map, ==, 1);   /* not taken, taken */
+    g_assert_cmpuint(h->n, ==, 3);
+    expect_stats_match(h);
+    h_free(h);
+
+    /* The same with 33 predicted branches: the count comes back too. */
+    h = h_new(64, ETRACE_ARCH_1_1);
+    h_start(h, (ETraceOptions){ .implicit_return = ETRACE_IR_CALL_COUNTER,
+                                .branch_prediction = true });
+    blk(h, 0x1000, 0x1004, 4, RISCV_ITYPE_INFERABLE_CALL);
+    for (unsigned i = 0; i < 33; i++) {
+        blk(h, 0x2000, 0x2002, 2, RISCV_ITYPE_NOT_TAKEN_BRANCH);
+    }
+    blk(h, 0x2004, 0x2006, 2, RISCV_ITYPE_RETURN);
+    blk(h, 0x1008, 0x100c, 4, RISCV_ITYPE_INFERABLE_CALL);
+    blk(h, 0x3000, 0x3002, 2, RISCV_ITYPE_NOT_TAKEN_BRANCH);
+    blk(h, 0x3004, 0x3008, 4, RISCV_ITYPE_NONE);
+    trap(h, RISCV_ITYPE_INTERRUPT, 7, 0, 0x300c);
+    pkt = expect_addr(h, 2, 0, 0x3008);
+    g_assert_cmpuint(pkt->branch_count, ==, 34 - 31);
+    g_assert_cmpuint(pkt->branch_fmt, ==, 2);
     g_assert_cmpuint(h->n, ==, 3);
     h_free(h);
 

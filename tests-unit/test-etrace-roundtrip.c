@@ -1445,7 +1445,7 @@ static bool check_run(Run *run)
         g_file_set_contents("/tmp/rt-stream.bin", (char *)run->stream->data,
                             run->stream->len, NULL);
     }
-    return false;
+    return ok;
 }
 
 /* ---------------------------------------------------------------- runs */

@@ -835,18 +835,18 @@ void pin_call(ETraceEncoder *e, uint64_t addr, bool next_f3, bool final)
 
 /*
  * A branch came before any packet: the held call report is not needed,
- * and what it changed is undone, unless a resync was made due with the
- * branches it sent (sync_next: without them, the instruction before
- * would have reported them first), which sends it.
+ * and what it changed is undone before the branch is evaluated, so that
+ * every decision about the branch sees the state without it.  The
+ * instructions between the call and the branch sent nothing, and would
+ * have sent nothing without the report either: a report is held only
+ * while sync_may_revisit() holds (an implicit return since the last
+ * format 3, no branch since), so no resync could fall there (sync_next
+ * stayed false too), and every other packet is sent with or without it.
  */
 static __attribute__((noinline)) void drop_pin(ETraceEncoder *e)
 {
     const HeldPin *pin = &e->pin;
 
-    if (e->sync_next) {
-        send_held_pin(e);
-        return;
-    }
     e->pin.held = false;
     e->branches = pin->branches;
     e->pbc = pin->pbc;
@@ -937,9 +937,6 @@ static inline void predict_branch(ETraceEncoder *e, bool taken,
 /* A branch at addr joins the pending branches. */
 static inline void add_branch(ETraceEncoder *e, bool taken, uint64_t addr)
 {
-    if (unlikely(e->pin.held)) {
-        drop_pin(e);
-    }
     if (e->bpred_on) {
         predict_branch(e, taken, addr);
     }
@@ -1247,6 +1244,9 @@ static void finish_pending(ETraceEncoder *e, const Next *succ)
             return;
         }
         e->have_pending = false;
+        if (unlikely(e->pin.held) && is_branch_itype(cur.itype)) {
+            drop_pin(e);    /* before any decision about the branch */
+        }
         e->evaluating_pending = true;
         evaluate(e, &cur, succ);
         e->evaluating_pending = false;
@@ -1689,8 +1689,11 @@ static inline bool count_room(uint64_t pbc)
  */
 static bool run_predictable(const ETraceEncoder *e, bool indexed, unsigned n)
 {
+    /* a held call report cleared the count its drop would bring back */
+    uint64_t pbc = e->pin.held ? e->pin.pbc : e->pbc;
+
     return indexed && n <= ETRACE_RUN_INDEXED_MAX && e->run_indexes_fit &&
-           count_room(e->pbc);
+           count_room(pbc);
 }
 
 /*
