@@ -15,7 +15,8 @@
  *   2. first traced, privilege change, precise or asynchronous context
  *      change, or resync due (see resync_here()) -> format 3.0 (sync)
  *   3. previous is an uninferable discontinuity -> format 0/1/2
- *   4. resync due with branches pending, or notify -> format 0/1/2
+ *   4. resync due with branches pending, or notify (a trigger's, or a
+ *      call's after an implicit return, see HeldPin) -> format 0/1/2
  *   5. next is a trap, an asynchronous context change, untraced, or a
  *      privilege/precise context change with branches pending
  *                                          -> format 0/1/2
