@@ -20,6 +20,26 @@ paired_ratio() {
         awk '{ v[NR] = $1 } END { printf "%.3fx", v[int((NR + 1) / 2)] }'
 }
 
+# The entries of the space-separated list $1 at the 0-based positions
+# listed in $2: the rounds of a paired_ratio() to keep.
+pick_rounds() {
+    local -a v out=()
+    local i
+    read -r -a v <<<"$1"
+    for i in $2; do
+        out+=("${v[$i]}")
+    done
+    echo "${out[*]}"
+}
+
+# Whether a round was calm: the cross-core round trips measured before
+# and after it ($1 and $2, in ns, or "?") were both at most $3 ns.
+calm_round() {
+    awk -v a="$1" -v b="$2" -v max="$3" 'BEGIN {
+        exit !(a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/ && a <= max && b <= max)
+    }'
+}
+
 # Noise on a shared machine only ever adds time: the ratio of the fastest
 # run of a configuration to the fastest run of the baseline estimates the
 # cost itself.  $1 and $2 as for paired_ratio().

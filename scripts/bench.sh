@@ -4,7 +4,7 @@
 # qemu-system-riscv64 10.0.2, scripts/fetch-debian-qemu.sh).  Results:
 # docs/performance.rst.
 #
-#   scripts/bench.sh [--rounds N] [--scale S] [--out DIR]
+#   scripts/bench.sh [--rounds N] [--scale S] [--calm NS] [--out DIR]
 #   scripts/bench.sh --insns [--out DIR]
 #
 # 1. Speed.  The workload guest (tests-tcg/bench/workloads.c: a
@@ -33,19 +33,25 @@
 # docs/performance.rst.  DIR defaults to
 # build/bench.  The host's steal time is printed: on a shared virtual
 # machine, figures of two-thread configurations (tracing) move with it.
+# So does the round trip of a cache line between the two cores, measured
+# before the first round and after each: the rounds it kept at most NS
+# (--calm, default 250; 0: none) both before and after also get a table
+# of their own, when there are at least 3 of them and not all.
 set -euo pipefail
 
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/bench-lib.sh"
 
-rounds=7 scale=1 out=$RVPA_BUILD/bench insns=0
+rounds=7 scale=1 out=$RVPA_BUILD/bench insns=0 calm_ns=250
 while [ $# -gt 0 ]; do
     case "$1" in
     --rounds) rounds=$2; shift 2 ;;
     --scale) scale=$2; shift 2 ;;
+    --calm) calm_ns=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --insns) insns=1; shift ;;
-    *) die "usage: $0 [--rounds N] [--scale S] [--insns] [--out DIR]" ;;
+    *) die "usage: $0 [--rounds N] [--scale S] [--calm NS] [--insns]" \
+           "[--out DIR]" ;;
     esac
 done
 
@@ -161,7 +167,7 @@ fi
 
 # ----------------------------------------------------------- 1. speed
 
-declare -A ticks nanos sums gratio
+declare -A ticks nanos sums gratio cratio
 steal0=$(cpu_steal)
 cross0=$(cross_core_ns)
 crosses=()      # after each round: the host's state moves within minutes
@@ -200,10 +206,20 @@ steal=$(steal_share "$steal0" "$(cpu_steal)")
 cross="$cross0 ns before, $(printf '%s\n' "${crosses[@]}" | sort -g |
     awk 'NR == 1 { lo = $1 } { hi = $1 }
          END { print lo == hi ? lo : lo "-" hi }') ns after the rounds"
+# the calm rounds (0-based), whose round trips before and after were short
+calm=() prev=$cross0
+for r in "${!crosses[@]}"; do
+    if calm_round "$prev" "${crosses[$r]}" "$calm_ns"; then
+        calm+=("$r")
+    fi
+    prev=${crosses[$r]}
+done
+calm_table=false
+[ "${#calm[@]}" -lt 3 ] || [ "${#calm[@]}" -eq "$rounds" ] || calm_table=true
 
 csv=$out/results.csv
 : > "$out/slowdown.dat"
-echo "configuration,workload,guest_ratio,process_ratio,guest_ticks_median,goal" \
+echo "configuration,workload,guest_ratio,process_ratio,guest_ticks_median,goal,calm_guest_ratio" \
     > "$csv"
 printf '%-34s' configuration
 for wl in "${workloads[@]}"; do
@@ -218,8 +234,15 @@ for c in "${configs[@]}"; do
         g=$(paired_ratio "${ticks[$name/$w]}" "${ticks[pair of $name/$w]}")
         p=$(paired_ratio "${nanos[$name/$w]}" "${nanos[pair of $name/$w]}")
         gratio[$name/$w]=${g%x}
+        cratio[$name/$w]=
+        if $calm_table; then
+            cratio[$name/$w]=$(paired_ratio \
+                "$(pick_rounds "${ticks[$name/$w]}" "${calm[*]}")" \
+                "$(pick_rounds "${ticks[pair of $name/$w]}" "${calm[*]}")")
+            cratio[$name/$w]=${cratio[$name/$w]%x}
+        fi
         printf ' %10s' "$g"
-        echo "\"$name\",$w,${g%x},${p%x},$(median "${ticks[$name/$w]}"),$goal" \
+        echo "\"$name\",$w,${g%x},${p%x},$(median "${ticks[$name/$w]}"),$goal,${cratio[$name/$w]}" \
             >> "$csv"
     done
     printf ' %8s\n' "$goal"
@@ -233,6 +256,27 @@ echo "(median of $rounds per-round ratios of guest time (mtime) to the" \
      "'off' run paired with each;" \
      "whole-process ratios in $csv; host steal $steal; a cache line's" \
      "round trip between the cores $cross)"
+calm_note="${#calm[@]} of $rounds rounds calm (a cache line's round trip"
+calm_note+=" at most $calm_ns ns before and after)"
+if $calm_table; then
+    echo
+    echo "The same, $calm_note:"
+    printf '%-34s' configuration
+    for wl in "${workloads[@]}"; do
+        printf ' %10s' "${wl%%:*}"
+    done
+    echo
+    for c in "${configs[@]}"; do
+        IFS='|' read -r name _ <<<"$c"
+        printf '%-34s' "$name"
+        for wl in "${workloads[@]}"; do
+            printf ' %10s' "${cratio[$name/${wl%%:*}]}x"
+        done
+        echo
+    done
+else
+    echo "($calm_note: no table of their own)"
+fi
 
 # ----------------------------------------------- 2. deterministic counts
 
@@ -334,26 +378,39 @@ else
     echo "(no gnuplot: scripts/install-deps.sh installs gnuplot-nox)"
 fi
 
-# The table of docs/performance.rst.
-{
-    echo ".. table from scripts/bench.sh, $(date -u +%Y-%m-%d), $(nproc) cores," \
-         "host steal $steal, cross-core round trip $cross"
-    echo
-    printf '%s\n' "=================================  $(printf '==========  %.0s' "${workloads[@]}")====="
+# A table of docs/performance.rst, of the ratios in the array named $1.
+rst_table() {
+    local -n ratios=$1
+    local rule c wl name goal
+
+    rule="=================================  $(printf '==========  %.0s' "${workloads[@]}")====="
+    echo "$rule"
     printf '%-33s' configuration
     for wl in "${workloads[@]}"; do printf '  %-10s' "${wl%%:*}"; done
     printf '  goal\n'
-    printf '%s\n' "=================================  $(printf '==========  %.0s' "${workloads[@]}")====="
+    echo "$rule"
     for c in "${configs[@]}"; do
         IFS='|' read -r name _ _ _ _ _ goal <<<"$c"
         printf '%-33s' "$name"
         for wl in "${workloads[@]}"; do
-            w=${wl%%:*}
-            printf '  %-10s' "$(printf '%.2f' "${gratio[$name/$w]}")"
+            printf '  %-10s' "$(printf '%.2f' "${ratios[$name/${wl%%:*}]}")"
         done
         printf '  %s\n' "$goal"
     done
-    printf '%s\n' "=================================  $(printf '==========  %.0s' "${workloads[@]}")====="
+    echo "$rule"
+}
+
+{
+    echo ".. table from scripts/bench.sh, $(date -u +%Y-%m-%d), $(nproc) cores," \
+         "host steal $steal, cross-core round trip $cross"
+    echo
+    rst_table gratio
+    if $calm_table; then
+        echo
+        echo ".. the same, $calm_note"
+        echo
+        rst_table cratio
+    fi
 } > "$out/performance-table.rst"
 # The bits per instruction, as a table for docs/performance.rst.
 {
