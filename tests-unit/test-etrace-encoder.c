@@ -1039,6 +1039,53 @@ static void test_resync_packets(void)
 }
 
 /*
+ * A resync due while branches are pending reports them with the address
+ * of an instruction, but never of one right after an implicit return: the
+ * spec's decoder (follow_execution_path) stops at such an inferred
+ * address only if the instruction before it is no uninferable
+ * discontinuity, which a return is by its opcode, so it would go past it
+ * (6.6.3 asks for the report and its depth; its pseudo-code can not stop
+ * there).  The report moves on to a later block.  Here every call of a
+ * branch and a return comes back to a taken branch, and with a resync
+ * due every 16 half-words many are due right there.
+ */
+static void test_resync_after_implicit_return(void)
+{
+    Harness *h = h_new(64, ETRACE_ARCH_1_1);
+    size_t syncs = 0, reports = 0;
+
+    h_start(h, (ETraceOptions){ .implicit_return = ETRACE_IR_RETURN_STACK,
+                                .sync_mode = ETRACE_SYNC_HALFWORDS,
+                                .sync_max = 0 });
+    for (unsigned i = 0; i < 100; i++) {
+        blk(h, 0x1000, 0x1000, 4, RISCV_ITYPE_INFERABLE_CALL);  /* jal f */
+        blk(h, 0x2000, 0x2000, 4, RISCV_ITYPE_NOT_TAKEN_BRANCH);
+        blk(h, 0x2004, 0x2004, 4, RISCV_ITYPE_RETURN);          /* to 0x1004 */
+        blk(h, 0x1004, 0x1004, 4, RISCV_ITYPE_TAKEN_BRANCH);    /* to 0x1010 */
+        blk(h, 0x1010, 0x1010, 4, RISCV_ITYPE_OTHER_INFERABLE_JUMP);
+    }
+    for (size_t i = 1; i < h->n; i++) {
+        bool notify, updiscon, irreport;
+
+        if (h->pkt[i].format == 3) {
+            syncs += h->pkt[i].subformat == 0;
+            continue;
+        }
+        if (!h->pkt[i].has_address) {
+            continue;
+        }
+        etrace_packet_get_flags(&h->p, &h->pkt[i], &notify, &updiscon,
+                                &irreport);
+        g_assert_false(notify || updiscon);
+        g_assert_cmphex(h->abs[i], !=, 0x1004);
+        reports++;
+    }
+    g_assert_cmpuint(syncs, >, 10);
+    g_assert_cmpuint(reports, >, 10);
+    h_free(h);
+}
+
+/*
  * A context packet makes the resync due while a branch is pending: the
  * branch goes out first (with the next instruction's report), then the
  * sync.
@@ -2462,6 +2509,8 @@ int main(int argc, char **argv)
     g_test_add_func("/etrace-encoder/sijump", test_sijump);
     g_test_add_func("/etrace-encoder/resync/packets", test_resync_packets);
     g_test_add_func("/etrace-encoder/resync/cycles", test_resync_cycles);
+    g_test_add_func("/etrace-encoder/resync/after-implicit-return",
+                    test_resync_after_implicit_return);
     g_test_add_func("/etrace-encoder/resync/jump-target",
                     test_resync_jump_target);
     g_test_add_func("/etrace-encoder/ambiguous-report",

@@ -1166,8 +1166,16 @@ static void evaluate(ETraceEncoder *e, const Insn *cur, const Next *succ)
         send_address(e, cur->addr, REASON_NOTIFY, next_f3, !succ->traced);
     } else if (call_to_pin(e, insn_action(e, cur, false))) {
         pin_call(e, cur->addr, next_f3, !succ->traced);
-    } else if ((due && e->branches && !updiscon) ||
+    } else if ((due && e->branches && !updiscon && !e->prev_implicit_ret) ||
                next_forces || branch_count_full(e)) {
+        /*
+         * A resync's report waits past an implicit return: the spec's
+         * follow_execution_path() stops at an inferred address only if
+         * the instruction before it is no uninferable discontinuity (by
+         * its opcode, which a return is).  6.6.3 says how to report
+         * there, with irdepth; decoders that follow the pseudo-code
+         * would go past it.  A trap or a privilege change can not wait.
+         */
         send_address(e, cur->addr, REASON_INFERRED, next_f3, !succ->traced);
     } else if (branches_to_report(e)) {
         send_branches(e);
