@@ -1,7 +1,7 @@
 #!/bin/bash
 # Run the whole test suite (or the meson test arguments given, e.g.
 # --suite tcg), after bringing everything up to date as bootstrap.sh does
-# (without the demo).  Ends with "N passed, N failed".
+# (without the demo).  Ends with "N passed, N failed, N skipped".
 set -uo pipefail
 
 . "$(dirname "$0")/lib.sh"
