@@ -1113,6 +1113,15 @@ static void evaluate(ETraceEncoder *e, const Insn *cur, const Next *succ)
     bool sync_point = cur->last && !succ->anonymous &&
                       !sync_may_revisit_after(e, cur, succ);
     bool due = sync_point && !cur->anonymous && resync_due(e);
+    /*
+     * A resync's report waits past an implicit return: the spec's
+     * follow_execution_path() stops at an inferred address only if the
+     * instruction before it is no uninferable discontinuity (by its
+     * opcode, which a return is).  6.6.3 says how to report there, with
+     * irdepth; decoders that follow the pseudo-code would go past it.  A
+     * trap or a privilege change can not wait.
+     */
+    bool resync_report = due && !e->prev_implicit_ret;
     bool ctx_sync = cur->ctype == CTYPE_PRECISE || cur->ctype == CTYPE_ASYNC;
     /* a format 3 follows the address packet this instruction may send */
     bool next_f3 = succ->traced &&
@@ -1148,7 +1157,7 @@ static void evaluate(ETraceEncoder *e, const Insn *cur, const Next *succ)
     next_forces = next_forces ||
                   (e->ambiguous_report && succ->traced &&
                    (succ->priv != cur->priv || succ->ctype == CTYPE_PRECISE ||
-                    (due && !updiscon)));
+                    (resync_report && !updiscon)));
 
     if (e->trap.pending) {
         send_trap(e, cur);
@@ -1166,16 +1175,8 @@ static void evaluate(ETraceEncoder *e, const Insn *cur, const Next *succ)
         send_address(e, cur->addr, REASON_NOTIFY, next_f3, !succ->traced);
     } else if (call_to_pin(e, insn_action(e, cur, false))) {
         pin_call(e, cur->addr, next_f3, !succ->traced);
-    } else if ((due && e->branches && !updiscon && !e->prev_implicit_ret) ||
+    } else if ((resync_report && e->branches && !updiscon) ||
                next_forces || branch_count_full(e)) {
-        /*
-         * A resync's report waits past an implicit return: the spec's
-         * follow_execution_path() stops at an inferred address only if
-         * the instruction before it is no uninferable discontinuity (by
-         * its opcode, which a return is).  6.6.3 says how to report
-         * there, with irdepth; decoders that follow the pseudo-code
-         * would go past it.  A trap or a privilege change can not wait.
-         */
         send_address(e, cur->addr, REASON_INFERRED, next_f3, !succ->traced);
     } else if (branches_to_report(e)) {
         send_branches(e);
