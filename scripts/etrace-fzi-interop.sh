@@ -24,7 +24,10 @@
 # through a trace unit of the driver's), the discovery registers'
 # parameters, and the ELF's loadable segments.  The crate's tracer refuses
 # implicit exception, branch prediction and the jump target cache, so the
-# cases use the other modes.  Needs a built project (build/, qemu/build).
+# cases use the other modes, and none has traps or resyncs inside calls:
+# there the crate departs from the spec's pseudo-code, which in one case
+# departs from the spec's text (docs/decoder.rst, "Another decoder:
+# FZI's riscv-etrace").  Needs a built project (build/, qemu/build).
 set -euo pipefail
 
 . "$(dirname "$0")/lib.sh"
@@ -68,17 +71,6 @@ cases=(
     "recursion-ir-counter workloads 64 work=recursion_iters=2_trace=72"
     "recursion-ir-stack workloads 64 work=recursion_iters=2_trace=200"
     "coremark-ir-sijump workloads 64 work=coremark_iters=2_trace=204"
-    "ir-resync-halfwords workloads 64 work=recursion_iters=2_trace=200_syncmode=3_syncmax=1"
-    "traps traps 64 rounds=1_trace=0"
-    "traps-ir traps 64 rounds=1_trace=200"
-    "traps-rv32 traps 32 rounds=1_trace=0"
-    "random-2 random-2 64 rounds=6_modes=1_irq=200_seed=2_trace=0"
-    "random-2-ir random-2 64 rounds=6_modes=1_irq=200_seed=2_trace=200"
-    "random-4-rv32-ir random-4 32 rounds=6_modes=1_irq=200_seed=4_trace=200"
-    "random-7-call-next-ir random-7 64 rounds=6_modes=1_irq=200_seed=7_trace=200"
-    "random-8-link-regs-ir random-8 64 rounds=6_modes=1_irq=200_seed=8_trace=200"
-    "random-9-rv32-link-regs-ir random-9 32 rounds=6_modes=1_irq=200_seed=9_trace=200"
-    "random-10-fences-all random-10 64 rounds=6_modes=1_irq=200_seed=10_trace=205"
 )
 failed=0
 for c in "${cases[@]}"; do
