@@ -38,13 +38,9 @@ command -v cargo >/dev/null || die "no cargo on PATH (rustc 1.85 or later)"
 work=$(mktemp -d)
 [ -n "${KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
 
-mkdir -p "$work/crate" "$work/driver/src"
-if [ -d "$repo/src" ]; then
-    cp -r "$repo/." "$work/crate"
-else
-    git --git-dir="$repo" archive HEAD | tar -x -C "$work/crate"
-fi
-[ -f "$work/crate/src/tracer.rs" ] || die "no riscv-etrace crate in $repo"
+mkdir -p "$work/driver/src"
+copy_repo_folder "$repo" . src/tracer.rs "$work/crate" ||
+    die "no riscv-etrace crate in $repo"
 cp "$RVPA_ROOT/scripts/etrace-fzi/main.rs" "$work/driver/src/main.rs"
 cat > "$work/driver/Cargo.toml" <<EOT
 [package]

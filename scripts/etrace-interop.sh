@@ -61,14 +61,8 @@ work=$(mktemp -d)
 [ -n "${KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
 
 # The models from the task group's sources, as they are.
-if [ -d "$repo/referenceFlow/scripts" ]; then
-    cp -r "$repo/referenceFlow/scripts" "$work/ref"
-else
-    mkdir -p "$work/ref"
-    git --git-dir="$repo" archive HEAD:referenceFlow/scripts |
-        tar -x -C "$work/ref"
-fi
-[ -f "$work/ref/decoder_model.py" ] || die "no referenceFlow/scripts in $repo"
+copy_repo_folder "$repo" referenceFlow/scripts decoder_model.py "$work/ref" ||
+    die "no referenceFlow/scripts in $repo"
 
 objdump=${RVTRACE_OBJDUMP:-riscv64-unknown-elf-objdump}
 mkdir -p "$work/toolchain/bin"

@@ -26,6 +26,25 @@ info() {
     echo "${0##*/}: $*"
 }
 
+# For the interop scripts: the folder PATH ("." for all) of REPO, a
+# checkout or a bare git directory of another project, copied into DEST
+# (made if missing): as much of it as the scripts read.  Fails unless
+# the folder holds the file MARKER, checked before a checkout is copied.
+#   copy_repo_folder REPO PATH MARKER DEST
+copy_repo_folder() {
+    local repo=$1 path=$2 marker=$3 dest=$4
+
+    mkdir -p "$dest"
+    if [ -f "$repo/$path/$marker" ]; then
+        cp -r "$repo/$path/." "$dest"
+    elif [ -f "$repo/HEAD" ] && [ "$path" = . ]; then
+        git --git-dir="$repo" archive HEAD | tar -x -C "$dest"
+    elif [ -f "$repo/HEAD" ]; then
+        git --git-dir="$repo" archive "HEAD:$path" | tar -x -C "$dest"
+    fi 2>/dev/null
+    [ -f "$dest/$marker" ]
+}
+
 # For the N-trace scripts: NexRv, the N-trace task group's reference
 # code, built as it is from REPO (a checkout of riscv-non-isa/
 # tg-nexus-trace or its bare git directory) into DIR/NexRv; its sources
